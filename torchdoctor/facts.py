@@ -1,0 +1,418 @@
+"""The fact model: everything torchdoctor knows about a machine, and nothing it judged.
+
+Every value is typed data, ``None`` (known to be absent: the variable is unset, the
+machine has no NVLink) or :class:`Unavailable` (could not be determined: torch is not
+installed, NVML is missing, the report does not say). Rules that touch an unavailable fact
+are *skipped with the reason*; they never fire on a guess.
+
+The field docstrings are the fact reference (``torchdoctor probe --schema`` prints them).
+Compute capabilities are floats (``8.6``, ``12.0``) so rules can compare them directly;
+versions are strings, compared in rules through ``v()`` (``packaging.version``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+T = TypeVar("T")
+
+
+class Unavailable(BaseModel):
+    """A fact that could not be determined, with the reason in words a user understands."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    unavailable: str
+    """Why the fact is unknown (e.g. "torch is not installed", "NVML library not found")."""
+
+    @property
+    def reason(self) -> str:
+        return self.unavailable
+
+    def __bool__(self) -> bool:  # an unknown is never truthy by accident
+        raise TypeError(f"unavailable fact used as a boolean: {self.unavailable}")
+
+
+def unavailable(reason: str) -> Unavailable:
+    return Unavailable(unavailable=reason)
+
+
+NOT_RECORDED = "not recorded"
+
+# ``Maybe[T]``: the value, or Unavailable. Unavailable is tried first (left to right) so a
+# ``{"unavailable": "..."}`` object is never mistaken for a dict-typed value.
+Maybe = Annotated[Union[Unavailable, T], Field(union_mode="left_to_right")]
+
+
+def _unknown() -> Unavailable:
+    return Unavailable(unavailable=NOT_RECORDED)
+
+
+def _field() -> Any:
+    return Field(default_factory=_unknown)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+# --------------------------------------------------------------------------------------
+# torch (read in a child process of the target interpreter)
+# --------------------------------------------------------------------------------------
+
+ImportStatus = Literal["ok", "not-installed", "import-error", "crashed", "timeout", "error"]
+
+
+class TorchDevice(_Model):
+    index: int
+    """Device index as torch numbers it (after CUDA_VISIBLE_DEVICES)."""
+    name: Maybe[str] = _field()
+    """Device name from torch.cuda.get_device_name."""
+    compute_capability: Maybe[float] = _field()
+    """Compute capability as major.minor, e.g. 8.6."""
+    total_memory_bytes: Maybe[Optional[int]] = _field()
+    """Total device memory in bytes (torch.cuda.get_device_properties)."""
+    multi_processor_count: Maybe[Optional[int]] = _field()
+    """Number of streaming multiprocessors (SMs)."""
+
+
+class TorchFacts(_Model):
+    """What the torch of the target interpreter is and what it can use."""
+
+    python_executable: Maybe[str] = _field()
+    """The interpreter torch facts were read with (--python, default the running one)."""
+    import_status: Maybe[ImportStatus] = _field()
+    """ok | not-installed | import-error | crashed (killed by a signal) | timeout | error."""
+    import_error: Maybe[Optional[str]] = _field()
+    """The last line of the error when `import torch` failed, else None."""
+    missing_library: Maybe[Optional[str]] = _field()
+    """Shared library named in an ImportError (e.g. libcudnn.so.9), else None."""
+    missing_symbol: Maybe[Optional[str]] = _field()
+    """Undefined symbol named in an ImportError, else None."""
+    signal: Maybe[Optional[str]] = _field()
+    """Signal that killed the import (SIGILL = illegal instruction, SIGSEGV), else None."""
+    version: Maybe[str] = _field()
+    """torch.__version__, e.g. 2.13.0+cpu."""
+    git_version: Maybe[Optional[str]] = _field()
+    """torch.version.git_version."""
+    debug_build: Maybe[bool] = _field()
+    """torch.version.debug."""
+    module_path: Maybe[str] = _field()
+    """Directory of the imported torch package."""
+    cuda_build: Maybe[Optional[str]] = _field()
+    """CUDA version torch was built with (torch.version.cuda); None for CPU/ROCm builds."""
+    hip_build: Maybe[Optional[str]] = _field()
+    """HIP (ROCm) version torch was built with (torch.version.hip); None otherwise."""
+    cudnn_version: Maybe[Optional[str]] = _field()
+    """cuDNN runtime version torch loaded, e.g. 9.10.2; None without cuDNN."""
+    cudnn_compiled_version: Maybe[Optional[str]] = _field()
+    """cuDNN version torch was compiled against; None without cuDNN."""
+    nccl_version: Maybe[Optional[str]] = _field()
+    """NCCL version, e.g. 2.27.3; None without NCCL."""
+    arch_list: Maybe[list[str]] = _field()
+    """Compiled GPU architectures (torch.cuda.get_arch_list), e.g. ["sm_80", "sm_90"]."""
+    cuda_available: Maybe[bool] = _field()
+    """torch.cuda.is_available()."""
+    device_count: Maybe[int] = _field()
+    """torch.cuda.device_count()."""
+    devices: Maybe[list[TorchDevice]] = _field()
+    """Per-device properties as torch sees them."""
+    cuda_init_error: Maybe[Optional[str]] = _field()
+    """Warning or error text CUDA initialisation produced (driver too old, no kernel image)."""
+    mps_built: Maybe[bool] = _field()
+    """torch.backends.mps.is_built()."""
+    mps_available: Maybe[bool] = _field()
+    """torch.backends.mps.is_available()."""
+    xpu_available: Maybe[bool] = _field()
+    """torch.xpu.is_available() where torch has XPU support, else False."""
+    cpu_capability: Maybe[Optional[str]] = _field()
+    """torch.backends.cpu.get_cpu_capability(), e.g. AVX512, AVX2, DEFAULT."""
+    cpu_capabilities: Maybe[dict[str, Any]] = _field()
+    """torch.cpu.get_capabilities() where the version has it (amx_bf16, avx512_bf16, ...)."""
+    mkl_available: Maybe[bool] = _field()
+    """torch.backends.mkl.is_available()."""
+    mkl_version: Maybe[Optional[str]] = _field()
+    """MKL version from torch.__config__.show(), if stated."""
+    mkldnn_available: Maybe[bool] = _field()
+    """torch.backends.mkldnn.is_available() (oneDNN)."""
+    mkldnn_version: Maybe[Optional[str]] = _field()
+    """oneDNN version from torch.__config__.show(), if stated."""
+    openmp_available: Maybe[bool] = _field()
+    """torch.backends.openmp.is_available()."""
+    openmp_version: Maybe[Optional[str]] = _field()
+    """OpenMP version from torch.__config__.parallel_info(), if stated."""
+    num_threads: Maybe[int] = _field()
+    """torch.get_num_threads() (intra-op)."""
+    num_interop_threads: Maybe[int] = _field()
+    """torch.get_num_interop_threads()."""
+    float32_matmul_precision: Maybe[str] = _field()
+    """torch.get_float32_matmul_precision(): highest | high | medium."""
+    deterministic_algorithms: Maybe[bool] = _field()
+    """torch.are_deterministic_algorithms_enabled()."""
+    deterministic_warn_only: Maybe[bool] = _field()
+    """torch.is_deterministic_algorithms_warn_only_enabled()."""
+    settings: Maybe[dict[str, Maybe[Any]]] = _field()
+    """Current value of every real torch.backends setting and SDPA switch, by settings key
+    (e.g. "torch.backends.cudnn.benchmark"); a getter that raised is Unavailable."""
+
+
+# --------------------------------------------------------------------------------------
+# gpu (NVML via nvidia-ml-py, independent of torch; or a report's GPU lines)
+# --------------------------------------------------------------------------------------
+
+
+class GpuDevice(_Model):
+    index: int
+    """NVML device index (PCI order, ignores CUDA_VISIBLE_DEVICES)."""
+    name: Maybe[str] = _field()
+    """Product name, e.g. NVIDIA H100 80GB HBM3."""
+    compute_capability: Maybe[float] = _field()
+    """Compute capability as major.minor, e.g. 9.0 (from NVML or the GPU-name table)."""
+    architecture: Maybe[str] = _field()
+    """Architecture name: Kepler, Maxwell, Pascal, Volta, Turing, Ampere, Ada, Hopper, Blackwell."""
+    uuid: Maybe[Optional[str]] = _field()
+    """GPU UUID (redacted in reports)."""
+    serial: Maybe[Optional[str]] = _field()
+    """Board serial number (redacted in reports)."""
+    pci_bus_id: Maybe[Optional[str]] = _field()
+    """PCI bus id, e.g. 00000000:3B:00.0."""
+    memory_total_mib: Maybe[Optional[int]] = _field()
+    """Total framebuffer memory in MiB."""
+    memory_used_mib: Maybe[Optional[int]] = _field()
+    """Used framebuffer memory in MiB at probe time."""
+    pcie_gen_current: Maybe[Optional[int]] = _field()
+    """Current PCIe link generation (drops at idle on many GPUs)."""
+    pcie_gen_max: Maybe[Optional[int]] = _field()
+    """Maximum PCIe link generation of the GPU and host."""
+    pcie_width_current: Maybe[Optional[int]] = _field()
+    """Current PCIe link width (lanes)."""
+    pcie_width_max: Maybe[Optional[int]] = _field()
+    """Maximum PCIe link width (lanes)."""
+    persistence_mode: Maybe[Optional[bool]] = _field()
+    """Persistence mode enabled (Linux); None where not supported."""
+    compute_mode: Maybe[Optional[str]] = _field()
+    """Default | Exclusive_Process | Prohibited."""
+    mig_mode: Maybe[Optional[bool]] = _field()
+    """MIG mode currently enabled; None where the GPU has no MIG."""
+    ecc_mode: Maybe[Optional[bool]] = _field()
+    """ECC currently enabled; None where not supported."""
+    ecc_errors_uncorrected: Maybe[Optional[int]] = _field()
+    """Volatile (since boot) uncorrected ECC errors."""
+    ecc_errors_corrected: Maybe[Optional[int]] = _field()
+    """Volatile (since boot) corrected ECC errors."""
+    retired_pages_pending: Maybe[Optional[bool]] = _field()
+    """Page retirement or row remapping pending a reset."""
+    throttle_reasons: Maybe[list[str]] = _field()
+    """Active clock throttle reasons, e.g. ["hw_slowdown", "sw_thermal_slowdown"] (idle excluded)."""
+    power_limit_w: Maybe[Optional[float]] = _field()
+    """Enforced power limit in watts."""
+    power_default_limit_w: Maybe[Optional[float]] = _field()
+    """Default power limit in watts."""
+    temperature_c: Maybe[Optional[int]] = _field()
+    """GPU core temperature in degrees Celsius."""
+    virtualization_mode: Maybe[Optional[str]] = _field()
+    """None | Pass-Through | VGPU | Host VGPU ..."""
+
+
+class GpuLink(_Model):
+    a: int
+    """First GPU index."""
+    b: int
+    """Second GPU index."""
+    p2p_read: Maybe[Optional[str]] = _field()
+    """NVML P2P read status: OK, chipset not supported, disabled by regkey, ..."""
+    nvlink: Maybe[Optional[bool]] = _field()
+    """Whether the two GPUs are connected by NVLink."""
+
+
+class GpuFacts(_Model):
+    """GPUs and driver as the hardware and driver report them."""
+
+    source: Maybe[str] = _field()
+    """Where these facts came from: nvml | nvidia-smi | report."""
+    driver_version: Maybe[Optional[str]] = _field()
+    """NVIDIA driver version, e.g. 550.54.15."""
+    cuda_driver_version: Maybe[Optional[str]] = _field()
+    """Highest CUDA version the driver supports, e.g. 12.4."""
+    count: Maybe[int] = _field()
+    """Number of NVIDIA GPUs the driver sees (0 when none)."""
+    devices: Maybe[list[GpuDevice]] = _field()
+    """Per-GPU facts."""
+    links: Maybe[list[GpuLink]] = _field()
+    """P2P / NVLink between GPU pairs."""
+    name: Maybe[Optional[str]] = _field()
+    """Name of GPU 0 (None without GPUs)."""
+    min_compute_capability: Maybe[Optional[float]] = _field()
+    """Lowest compute capability among the GPUs (None without GPUs)."""
+    max_compute_capability: Maybe[Optional[float]] = _field()
+    """Highest compute capability among the GPUs (None without GPUs)."""
+    architectures: Maybe[list[str]] = _field()
+    """Distinct architecture names, in device order."""
+
+
+# --------------------------------------------------------------------------------------
+# cpu, memory
+# --------------------------------------------------------------------------------------
+
+
+class CpuFacts(_Model):
+    vendor: Maybe[Optional[str]] = _field()
+    """GenuineIntel | AuthenticAMD | ARM | Apple | IBM ..."""
+    model: Maybe[Optional[str]] = _field()
+    """CPU model name."""
+    architecture: Maybe[Optional[str]] = _field()
+    """Machine architecture of the CPU: x86_64, aarch64, arm64, ppc64le ..."""
+    flags: Maybe[dict[str, bool]] = _field()
+    """ISA features that matter to PyTorch: avx2, avx512f, avx512_bf16, avx512_vnni,
+    amx_bf16, amx_tile, amx_int8, neon, sve, sve2, vsx."""
+    physical_cores: Maybe[Optional[int]] = _field()
+    """Physical cores across all sockets."""
+    logical_cores: Maybe[Optional[int]] = _field()
+    """Logical CPUs (hardware threads)."""
+    sockets: Maybe[Optional[int]] = _field()
+    """CPU sockets."""
+    numa_nodes: Maybe[Optional[int]] = _field()
+    """NUMA nodes."""
+    affinity: Maybe[Optional[list[int]]] = _field()
+    """CPUs this process may run on (sched_getaffinity); None where the OS has no such call."""
+    affinity_count: Maybe[Optional[int]] = _field()
+    """Number of CPUs in the affinity mask."""
+    cgroup_version: Maybe[Optional[int]] = _field()
+    """1 or 2 when a cgroup hierarchy was found, else None."""
+    quota_cpus: Maybe[Optional[float]] = _field()
+    """CPU quota of this process's cgroup in CPUs (quota/period); None = no quota."""
+    effective_cpus: Maybe[Optional[float]] = _field()
+    """CPUs actually usable: min(affinity, quota)."""
+
+
+class MemoryFacts(_Model):
+    total_bytes: Maybe[Optional[int]] = _field()
+    """Physical RAM in bytes."""
+    available_bytes: Maybe[Optional[int]] = _field()
+    """RAM available for new processes, in bytes."""
+    swap_total_bytes: Maybe[Optional[int]] = _field()
+    """Swap size in bytes."""
+    cgroup_limit_bytes: Maybe[Optional[int]] = _field()
+    """Memory limit of this process's cgroup in bytes; None = no limit."""
+    shm_total_bytes: Maybe[Optional[int]] = _field()
+    """Size of /dev/shm in bytes (DataLoader workers share tensors through it)."""
+    shm_free_bytes: Maybe[Optional[int]] = _field()
+    """Free space in /dev/shm in bytes."""
+
+
+# --------------------------------------------------------------------------------------
+# env, packages, system
+# --------------------------------------------------------------------------------------
+
+
+class EnvFacts(_Model):
+    variables: Maybe[dict[str, str]] = _field()
+    """Allow-listed environment variables that change PyTorch's behaviour (CUDA_*, NCCL_*,
+    OMP_*, MKL_*, KMP_*, PYTORCH_*, TORCH_*, CUBLAS_*, CUDNN_*, NVIDIA_*, LD_PRELOAD,
+    LD_LIBRARY_PATH, ...). Nothing outside the allow-list is ever read. Absent = unset."""
+
+
+class Distribution(_Model):
+    name: str
+    """Distribution name as listed (normalised lower-case with dashes)."""
+    version: Maybe[Optional[str]] = _field()
+    """Version string."""
+    source: Maybe[str] = _field()
+    """pip | conda | report-pip | report-conda."""
+    build: Maybe[Optional[str]] = _field()
+    """Conda build string (often encodes CUDA and cuDNN, e.g. py3.9_cuda11.3_cudnn8.2.0_0)."""
+    channel: Maybe[Optional[str]] = _field()
+    """Conda channel, 'pypi' for pip-installed entries in a conda list."""
+    location: Maybe[Optional[str]] = _field()
+    """Directory the distribution is installed in."""
+    provides_torch: Maybe[bool] = _field()
+    """Whether this distribution provides the top-level `torch` module."""
+
+
+class PackagesFacts(_Model):
+    versions: Maybe[dict[str, str]] = _field()
+    """Versions of the relevant distributions present (torch, torchvision, torchaudio,
+    triton, numpy, nvidia-*, pynvml, nvidia-ml-py, accelerate, lightning, transformers,
+    deepspeed, xformers, flash-attn, ...), by normalised name."""
+    distributions: Maybe[list[Distribution]] = _field()
+    """Every relevant distribution entry found (a name may appear twice: pip and conda)."""
+    torch_providers: Maybe[list[str]] = _field()
+    """Distributions that provide the `torch` module (torch, torch-nightly, pytorch, ...).
+    More than one is a fact, not an error."""
+    torch_module_path: Maybe[Optional[str]] = _field()
+    """Where the imported torch lives (None when torch cannot be found)."""
+
+
+class SystemFacts(_Model):
+    os: Maybe[str] = _field()
+    """Linux | Windows | Darwin."""
+    os_name: Maybe[Optional[str]] = _field()
+    """Distribution or product name with version, e.g. Ubuntu 22.04.4 LTS, macOS 14.5."""
+    os_version: Maybe[Optional[str]] = _field()
+    """OS version number (e.g. 22.04, 10.0.19045, 14.5)."""
+    kernel: Maybe[Optional[str]] = _field()
+    """Kernel release."""
+    libc: Maybe[Optional[str]] = _field()
+    """C library and version, e.g. glibc 2.35."""
+    python_version: Maybe[str] = _field()
+    """Python version of the target interpreter, e.g. 3.11.7."""
+    python_implementation: Maybe[str] = _field()
+    """CPython | PyPy ..."""
+    python_bits: Maybe[int] = _field()
+    """Pointer size of the interpreter in bits (32 or 64)."""
+    machine: Maybe[Optional[str]] = _field()
+    """Architecture the interpreter runs as: x86_64, AMD64, arm64, aarch64 ..."""
+    translated: Maybe[Optional[bool]] = _field()
+    """True when the interpreter runs translated (x86_64 Python under Rosetta 2 on Apple
+    Silicon); None where not applicable."""
+    container: Maybe[Optional[str]] = _field()
+    """docker | podman | kubernetes | lxc | ... when inside a container, else None."""
+    wsl: Maybe[Optional[int]] = _field()
+    """1 or 2 when running under WSL, else None."""
+    env_manager: Maybe[Optional[str]] = _field()
+    """conda | venv | uv | virtualenv | None (system interpreter)."""
+
+
+class Facts(_Model):
+    """Everything known about one environment."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this fact schema."""
+    origin: str = "probe"
+    """probe | report (parsed from pasted text) | json | synthetic (--gpu NAME)."""
+    torch: Maybe[TorchFacts] = Field(default_factory=TorchFacts)
+    """What torch is and what it can use."""
+    gpu: Maybe[GpuFacts] = Field(default_factory=GpuFacts)
+    """NVIDIA GPUs and driver (NVML)."""
+    cpu: Maybe[CpuFacts] = Field(default_factory=CpuFacts)
+    """CPU model, ISA, cores and quota."""
+    memory: Maybe[MemoryFacts] = Field(default_factory=MemoryFacts)
+    """RAM, cgroup limit and /dev/shm."""
+    env: Maybe[EnvFacts] = Field(default_factory=EnvFacts)
+    """Relevant environment variables."""
+    packages: Maybe[PackagesFacts] = Field(default_factory=PackagesFacts)
+    """Installed distributions that matter."""
+    system: Maybe[SystemFacts] = Field(default_factory=SystemFacts)
+    """OS, interpreter, container, environment manager."""
+    problems: list[str] = Field(default_factory=list)
+    """Probe-level problems (a probe crashed or timed out), one line each."""
+
+
+NAMESPACES = ("torch", "gpu", "cpu", "memory", "env", "packages", "system")
+NAMESPACE_MODELS: dict[str, type[BaseModel]] = {
+    "torch": TorchFacts,
+    "gpu": GpuFacts,
+    "cpu": CpuFacts,
+    "memory": MemoryFacts,
+    "env": EnvFacts,
+    "packages": PackagesFacts,
+    "system": SystemFacts,
+}
+
+
+def is_unavailable(value: Any) -> bool:
+    return isinstance(value, Unavailable)

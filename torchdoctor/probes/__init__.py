@@ -1,0 +1,97 @@
+"""Probes observe the machine and return typed facts; they never judge.
+
+Each probe module exposes ``probe(ctx: ProbeContext) -> <Namespace>Facts``. An expected
+absence is raised as :class:`ProbeUnavailable` (the namespace becomes ``Unavailable``);
+any other exception is also turned into ``Unavailable`` plus a line in ``Facts.problems``,
+so a broken probe degrades the report and never kills it. ``--debug`` re-raises.
+
+All probes run concurrently: the torch child process (about one ``import torch``) sets
+the wall time, and the other probes finish while it imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from torchdoctor.facts import Facts, NAMESPACES, Unavailable
+
+log = logging.getLogger("torchdoctor")
+
+DEFAULT_TORCH_TIMEOUT_S = 60.0
+
+
+class ProbeUnavailable(Exception):
+    """Raised by a probe when its whole namespace cannot be determined (expected)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    python: str = field(default_factory=lambda: sys.executable)
+    """Target interpreter (torch and packages are read with it)."""
+    timeout: float = DEFAULT_TORCH_TIMEOUT_S
+    """Timeout of the torch child process, seconds."""
+    debug: bool = False
+    """Re-raise probe crashes instead of degrading."""
+
+    @property
+    def is_self(self) -> bool:
+        import os
+
+        try:
+            return os.path.realpath(self.python) == os.path.realpath(sys.executable)
+        except OSError:
+            return False
+
+
+# namespace -> module implementing probe(ctx). The torch probe comes first: it is the slow
+# one, so it is submitted first.
+PROBE_MODULES: dict[str, str] = {
+    "torch": "torchdoctor.probes.pytorch",
+    "gpu": "torchdoctor.probes.gpu",
+    "cpu": "torchdoctor.probes.cpu",
+    "memory": "torchdoctor.probes.memory",
+    "env": "torchdoctor.probes.env",
+    "packages": "torchdoctor.probes.packages",
+    "system": "torchdoctor.probes.system",
+}
+
+
+def _run_one(name: str, ctx: ProbeContext):
+    module = importlib.import_module(PROBE_MODULES[name])
+    return module.probe(ctx)
+
+
+def collect(
+    ctx: Optional[ProbeContext] = None,
+    only: Optional[Sequence[str]] = None,
+    runner: Callable[[str, ProbeContext], object] = _run_one,
+) -> Facts:
+    """Run the probes concurrently and assemble :class:`Facts`."""
+    ctx = ctx or ProbeContext()
+    names = [n for n in NAMESPACES if only is None or n in only]
+    results: dict[str, object] = {}
+    problems: list[str] = []
+    with ThreadPoolExecutor(max_workers=len(names) or 1, thread_name_prefix="probe") as pool:
+        futures = {name: pool.submit(runner, name, ctx) for name in names}
+        for name, fut in futures.items():
+            try:
+                results[name] = fut.result()
+            except ProbeUnavailable as exc:
+                results[name] = Unavailable(unavailable=exc.reason)
+            except Exception as exc:  # noqa: BLE001 - a probe crash degrades the report
+                if ctx.debug:
+                    raise
+                log.debug("probe %s crashed", name, exc_info=True)
+                reason = f"{name} probe crashed: {type(exc).__name__}: {exc}"
+                results[name] = Unavailable(unavailable=reason)
+                problems.append(reason)
+    return Facts(origin="probe", problems=problems, **results)
