@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+REPO = TESTS.parent
+
+
+def _torch_importable() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def _gpu_usable() -> bool:
+    if not _torch_importable():
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    has_torch = _torch_importable()
+    gpu_checked = None
+    for item in items:
+        if "torch" in item.keywords and not has_torch:
+            item.add_marker(pytest.mark.skip(reason="torch is not installed (pip install torch==2.13.0)"))
+        if "gpu" in item.keywords:
+            if gpu_checked is None:
+                gpu_checked = _gpu_usable()
+            if not gpu_checked:
+                item.add_marker(pytest.mark.skip(reason="no CUDA GPU usable by torch on this machine"))
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
