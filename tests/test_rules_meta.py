@@ -1,0 +1,77 @@
+"""Meta-tests over the rule set: ids, documentation, fact paths, settings, schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from torchdoctor.engine import example_facts
+from torchdoctor.paths import default_rules_dir
+from torchdoctor.rules import check_fact_path, fact_paths, load_rules, rule_schema_text
+from torchdoctor.settings import load_registry
+
+RULES = load_rules()
+
+
+def test_rules_exist():
+    assert RULES, "no rules found"
+
+
+def test_schema_json_is_current():
+    path = default_rules_dir() / "schema.json"
+    assert path.read_text(encoding="utf-8") == rule_schema_text(), (
+        "rules/schema.json is stale: run `python -m torchdoctor rules schema > rules/schema.json`"
+    )
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_is_documented(rule):
+    for field in ("summary", "why", "fix", "message"):
+        assert getattr(rule, field).strip(), f"{rule.id}: empty {field}"
+    assert all(ref.startswith(("http://", "https://")) for ref in rule.references), rule.references
+    assert rule.path and rule.path.endswith(f"{rule.id}.yaml")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_paths_and_examples_are_real(rule):
+    for path in fact_paths(rule.when):
+        assert check_fact_path(path) is None, f"{rule.id}: {check_fact_path(path)}"
+    for group in ("fires", "ok", "skips"):
+        for ex in getattr(rule.examples, group):
+            example_facts(ex.facts)  # raises on an unknown fact name (extra="forbid")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_message_reads_only_facts_when_reads(rule):
+    """A fired rule can always render its message: it may only use facts `when` touched."""
+    import jinja2.meta
+
+    from torchdoctor.rules import message_env
+
+    ast_ = message_env().parse(rule.message)
+    roots = jinja2.meta.find_undeclared_variables(ast_)
+    when_roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
+    from torchdoctor.engine import functions
+
+    unknown = roots - when_roots - set(functions())
+    assert not unknown, f"{rule.id}: message uses {sorted(unknown)} which `when` never reads"
+
+
+def test_recommend_keys_in_registry():
+    registry = load_registry()
+    for rule in RULES:
+        for key in rule.recommend:
+            assert key in registry, f"{rule.id}: {key}"
+
+
+def test_every_setting_is_documented():
+    registry = load_registry()
+    for key, s in registry.settings.items():
+        assert s.summary and s.references, key
+        json.dumps(s.model_dump())
+
+
+def test_ids_unique():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))

@@ -1,0 +1,500 @@
+"""Evaluate rules over facts and a workload: findings, skipped rules, and a settings plan.
+
+Conditions are simpleeval expressions over read-only *views* of the facts. Touching an
+unavailable fact raises :class:`FactUnavailable` inside the expression, so the rule is
+reported as skipped with that fact's path and reason; Python's short-circuit ``and``/``or``
+means a rule needs only the facts it actually reaches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel
+from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpression
+
+from torchdoctor import __version__, tables
+from torchdoctor.errors import RuleConflictError
+from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.report import (
+    DroppedSetting,
+    Finding,
+    Overridden,
+    Report,
+    SettingRec,
+    Skipped,
+    sort_findings,
+)
+from torchdoctor.rules import PRECEDENCE_RANK, Expr, Rule, message_env
+from torchdoctor.settings import Registry, load_registry
+from torchdoctor.workload import Workload
+
+NO_WORKLOAD = "no workload declared (use `torchdoctor recommend --task ...` or --workload FILE)"
+
+
+class FactUnavailable(Exception):
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+# ----------------------------------------------------------------------------------------
+# read-only views
+# ----------------------------------------------------------------------------------------
+
+
+class UnknownText:
+    """What an unavailable fact renders as inside a message."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+
+    def __str__(self) -> str:
+        return "unknown"
+
+    def __getattr__(self, name: str) -> "UnknownText":
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, key: Any) -> "UnknownText":
+        return self
+
+
+def wrap(value: Any, path: str, strict: bool = True) -> Any:
+    if isinstance(value, Unavailable):
+        if strict:
+            raise FactUnavailable(path, value.unavailable)
+        return UnknownText(path, value.unavailable)
+    if isinstance(value, BaseModel):
+        return View(value, path, strict)
+    if isinstance(value, list):
+        return ListView(value, path, strict)
+    if isinstance(value, dict):
+        return MapView(value, path, strict)
+    return value
+
+
+class View:
+    """Attribute access to a fact model; unavailable values raise (or render as unknown)."""
+
+    __slots__ = ("_model", "_path", "_strict")
+
+    def __init__(self, model: BaseModel, path: str, strict: bool = True):
+        self._model, self._path, self._strict = model, path, strict
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in type(self._model).model_fields:
+            raise AttributeError(f"unknown fact '{self._path}.{name}'")
+        return wrap(getattr(self._model, name), f"{self._path}.{name}", self._strict)
+
+    def __repr__(self) -> str:
+        return f"<facts {self._path}>"
+
+
+class UnavailableView:
+    """A whole namespace that could not be determined."""
+
+    __slots__ = ("_path", "_reason", "_strict")
+
+    def __init__(self, path: str, reason: str, strict: bool = True):
+        self._path, self._reason, self._strict = path, reason, strict
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._strict:
+            raise FactUnavailable(f"{self._path}.{name}", self._reason)
+        return UnknownText(f"{self._path}.{name}", self._reason)
+
+
+class ListView:
+    __slots__ = ("_items", "_path", "_strict")
+
+    def __init__(self, items: list, path: str, strict: bool = True):
+        self._items, self._path, self._strict = items, path, strict
+
+    def __iter__(self):
+        for i, item in enumerate(self._items):
+            yield wrap(item, f"{self._path}[{i}]", self._strict)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int) -> Any:
+        return wrap(self._items[i], f"{self._path}[{i}]", self._strict)
+
+    def __contains__(self, value: Any) -> bool:
+        return value in self._items
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def __str__(self) -> str:
+        return ", ".join(str(x) for x in self)
+
+
+class MapView:
+    """A mapping fact: ``env.variables["X"]`` is the value or None when absent (unset)."""
+
+    __slots__ = ("_data", "_path", "_strict")
+
+    def __init__(self, data: dict, path: str, strict: bool = True):
+        self._data, self._path, self._strict = data, path, strict
+
+    def __getitem__(self, key: str) -> Any:
+        return wrap(self._data.get(key), f'{self._path}["{key}"]', self._strict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self._data:
+            return default
+        return self[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._data
+
+    def keys(self) -> list:
+        return list(self._data)
+
+    def values(self) -> list:
+        return [self[k] for k in self._data]
+
+    def items(self) -> list:
+        return [(k, self[k]) for k in self._data]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+
+def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for ns in NAMESPACES:
+        value = getattr(facts, ns)
+        if isinstance(value, Unavailable):
+            names[ns] = UnavailableView(ns, value.unavailable, strict)
+        else:
+            names[ns] = View(value, ns, strict)
+    if workload is None:
+        names["workload"] = UnavailableView("workload", NO_WORKLOAD, strict)
+    else:
+        names["workload"] = View(workload, "workload", strict)
+    return names
+
+
+# ----------------------------------------------------------------------------------------
+# functions available to conditions
+# ----------------------------------------------------------------------------------------
+
+
+def v(text: Any) -> Version:
+    """Parse a version for comparison; local labels (+cu121) and pre-releases are ignored."""
+    if text is None:
+        raise TypeError("v(None): the version is known to be absent")
+    try:
+        parsed = Version(str(text).strip())
+    except InvalidVersion:
+        raise FactUnavailable("version", f"unparseable version {text!r}") from None
+    return Version(parsed.base_version)
+
+
+def vmajmin(text: Any) -> Version:
+    """Major.minor of a version (``12.4.131`` -> 12.4)."""
+    parsed = v(text)
+    return Version(f"{parsed.major}.{parsed.minor}")
+
+
+def _call_table(name: str):
+    fn = getattr(tables, name, None)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if fn is None:
+            raise FactUnavailable(f"tables.{name}", "reference table function is not available")
+        return fn(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+TABLE_FUNCTIONS = (
+    "arch_for_cc",
+    "arch_info",
+    "cc_for_gpu_name",
+    "driver_min",
+    "driver_compat_floor",
+    "wheel_archs",
+    "arch_list_supports",
+    "wheels_supporting",
+    "python_supported",
+    "torchvision_for",
+    "torchaudio_for",
+)
+
+BASE_FUNCTIONS: dict[str, Any] = {
+    "v": v,
+    "vmajmin": vmajmin,
+    "len": len,
+    "min": min,
+    "max": max,
+    "any": any,
+    "all": all,
+    "sum": sum,
+    "abs": abs,
+    "int": int,
+    "float": float,
+    "str": str,
+    "round": round,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "sorted": sorted,
+    "set": set,
+    "list": list,
+    "bool": bool,
+}
+
+
+def functions() -> dict[str, Any]:
+    out = dict(BASE_FUNCTIONS)
+    for name in TABLE_FUNCTIONS:
+        out[name] = _call_table(name)
+    return out
+
+
+def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
+    ev = EvalWithCompoundTypes(names=names, functions=functions())
+    return ev
+
+
+# ----------------------------------------------------------------------------------------
+# evaluation
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    rule: Rule
+    status: str  # fired | ok | skipped | error
+    message: str = ""
+    recommend: Optional[dict[str, Any]] = None
+    needs: str = ""
+    reason: str = ""
+
+
+def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Outcome:
+    names = views(facts, workload, strict=True)
+    ev = make_evaluator(names)
+    try:
+        fired = bool(ev.eval(f"({rule.when})"))
+    except FactUnavailable as exc:
+        return Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)
+    except (InvalidExpression, FeatureNotAvailable, TypeError, ValueError, KeyError,
+            AttributeError, IndexError, ZeroDivisionError, SyntaxError) as exc:
+        return Outcome(rule, "error", reason=f"{type(exc).__name__}: {exc}")
+    if not fired:
+        return Outcome(rule, "ok")
+    recommend: dict[str, Any] = {}
+    for key, value in rule.recommend.items():
+        if isinstance(value, Expr):
+            try:
+                recommend[key] = ev.eval(f"({value.expr})")
+            except FactUnavailable as exc:
+                return Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)
+            except Exception as exc:  # noqa: BLE001 - a broken expression is a rule bug
+                return Outcome(rule, "error", reason=f"recommend {key}: {type(exc).__name__}: {exc}")
+        else:
+            recommend[key] = value
+    return Outcome(rule, "fired", message=render_message(rule, facts, workload), recommend=recommend)
+
+
+def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
+    context = views(facts, workload, strict=False)
+    context.update(functions())
+    try:
+        text = message_env().from_string(rule.message).render(**context)
+    except Exception as exc:  # noqa: BLE001 - never lose a finding over its wording
+        text = f"{rule.summary} (message could not be rendered: {type(exc).__name__})"
+    return " ".join(text.split())
+
+
+def evaluate(
+    rules: Sequence[Rule],
+    facts: Facts,
+    workload: Optional[Workload] = None,
+    *,
+    command: str = "check",
+    registry: Optional[Registry] = None,
+    torch_version: Optional[str] = None,
+    ignore: Iterable[str] = (),
+) -> Report:
+    registry = registry or load_registry()
+    ignored = set(ignore)
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    fired: list[Outcome] = []
+    evaluated = 0
+    for rule in rules:
+        if rule.id in ignored:
+            continue
+        evaluated += 1
+        out = evaluate_rule(rule, facts, workload)
+        if out.status == "skipped":
+            skipped.append(Skipped(id=rule.id, needs=out.needs, reason=out.reason))
+        elif out.status == "error":
+            skipped.append(Skipped(id=rule.id, needs="(rule error)", reason=out.reason))
+        elif out.status == "fired":
+            fired.append(out)
+            findings.append(
+                Finding(
+                    id=rule.id,
+                    severity=rule.severity,
+                    category=rule.category,
+                    message=out.message,
+                    summary=rule.summary,
+                    fix=rule.fix.strip(),
+                    references=rule.references,
+                )
+            )
+    for problem in facts.problems:
+        findings.append(Finding(id="probe-problem", severity="warning", category="probe", message=problem))
+    target = torch_version or _torch_version(facts)
+    settings, dropped = resolve_plan(fired, registry, target)
+    return Report(
+        tool_version=__version__,
+        command=command,
+        torch_version=target,
+        facts=facts,
+        workload=workload,
+        findings=sort_findings(findings),
+        skipped=sorted(skipped, key=lambda s: s.id),
+        settings=settings,
+        dropped=dropped,
+        rules_evaluated=evaluated,
+    )
+
+
+def _torch_version(facts: Facts) -> Optional[str]:
+    torch = facts.torch
+    if isinstance(torch, Unavailable) or isinstance(torch.version, Unavailable):
+        return None
+    return torch.version
+
+
+def resolve_plan(
+    fired: Sequence[Outcome], registry: Registry, torch_version: Optional[str]
+) -> tuple[list[SettingRec], list[DroppedSetting]]:
+    """Merge recommendations by precedence; equal precedence with different values is a bug."""
+    by_key: dict[str, list[tuple[Outcome, Any]]] = {}
+    dropped: list[DroppedSetting] = []
+    for out in fired:
+        for key, value in (out.recommend or {}).items():
+            setting = registry[key]
+            try:
+                value = setting.validate_value(value)
+            except ValueError as exc:
+                dropped.append(DroppedSetting(key=key, value=repr(value), rule=out.rule.id, reason=str(exc)))
+                continue
+            if not setting.available_in(torch_version):
+                dropped.append(
+                    DroppedSetting(
+                        key=key,
+                        value=value,
+                        rule=out.rule.id,
+                        reason=f"{key} does not exist or is not needed in torch {torch_version}",
+                    )
+                )
+                continue
+            by_key.setdefault(key, []).append((out, value))
+    plan: list[SettingRec] = []
+    for key, entries in by_key.items():
+        entries.sort(key=lambda e: (PRECEDENCE_RANK[e[0].rule.precedence], e[0].rule.id))
+        win_out, win_value = entries[0]
+        also: list[str] = []
+        overrides: list[Overridden] = []
+        for out, value in entries[1:]:
+            if value == win_value:
+                also.append(out.rule.id)
+            elif out.rule.precedence == win_out.rule.precedence:
+                raise RuleConflictError(
+                    f"rules '{win_out.rule.id}' and '{out.rule.id}' (both {out.rule.precedence}) "
+                    f"recommend {key} = {win_value!r} and {value!r}: a rule-set conflict"
+                )
+            else:
+                overrides.append(Overridden(rule=out.rule.id, value=value, reason=out.message))
+        plan.append(
+            SettingRec(
+                key=key,
+                value=win_value,
+                rule=win_out.rule.id,
+                reason=win_out.message,
+                kind=registry[key].kind,
+                precedence=win_out.rule.precedence,
+                also=also,
+                overrides=overrides,
+            )
+        )
+    plan.sort(key=lambda s: (registry[s.key].kind != "env", registry[s.key].kind == "code", s.key))
+    return plan, dropped
+
+
+# ----------------------------------------------------------------------------------------
+# examples (shared by pytest and `torchdoctor rules test`)
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExampleResult:
+    rule: str
+    group: str
+    name: str
+    passed: bool
+    detail: str = ""
+    xfail: Optional[str] = None
+
+
+def example_facts(example_facts_dict: dict) -> tuple[Facts, Optional[Workload]]:
+    data = dict(example_facts_dict)
+    wl = data.pop("workload", None)
+    facts = Facts.model_validate({"origin": "synthetic", **data})
+    workload = Workload.model_validate(wl) if wl is not None else None
+    return facts, workload
+
+
+def run_examples(rule: Rule) -> list[ExampleResult]:
+    results = []
+    for group in ("fires", "ok", "skips"):
+        for ex in getattr(rule.examples, group):
+            results.append(run_example(rule, group, ex))
+    return results
+
+
+def run_example(rule: Rule, group: str, ex: Any) -> ExampleResult:
+    def result(passed: bool, detail: str = "") -> ExampleResult:
+        return ExampleResult(rule.id, group, ex.name, passed, detail, ex.xfail)
+
+    try:
+        facts, workload = example_facts(ex.facts)
+    except Exception as exc:  # noqa: BLE001 - a bad example is a failed example
+        return result(False, f"example facts invalid: {str(exc).splitlines()[0:3]}")
+    out = evaluate_rule(rule, facts, workload)
+    expected = {"fires": "fired", "ok": "ok", "skips": "skipped"}[group]
+    if out.status != expected:
+        extra = f" (needs {out.needs}: {out.reason})" if out.status == "skipped" else ""
+        extra = f" ({out.reason})" if out.status == "error" else extra
+        return result(False, f"expected {expected}, got {out.status}{extra}")
+    if group == "fires":
+        if ex.message is not None and " ".join(ex.message.split()) != out.message:
+            return result(False, f"message differs:\n  expected: {ex.message}\n  got:      {out.message}")
+        if ex.recommend is not None and ex.recommend != out.recommend:
+            return result(False, f"recommend differs: expected {ex.recommend}, got {out.recommend}")
+    if group == "skips" and ex.needs and ex.needs != out.needs and not out.needs.startswith(ex.needs):
+        return result(False, f"expected to need {ex.needs}, needed {out.needs}")
+    return result(True)

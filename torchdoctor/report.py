@@ -1,0 +1,136 @@
+"""What an evaluation produced: findings, skipped rules, the settings plan. Pure data."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from torchdoctor.facts import SCHEMA_VERSION, Facts
+from torchdoctor.workload import Workload
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+CATEGORIES = (
+    "gpu-arch-unsupported",
+    "driver-too-old",
+    "cpu-only-build",
+    "multiple-installs",
+    "python-unsupported",
+    "os-unsupported",
+    "torch-import-failure",
+    "cudnn-mismatch",
+    "cuda-unavailable",
+    "platform-mismatch",
+    "threads",
+    "shared-memory",
+    "gpu-health",
+    "deprecated-package",
+    "debug-setting",
+    "reproducibility",
+    "performance",
+    "probe",
+)
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    """No finding at or above --fail-on."""
+    FINDINGS = 1
+    """At least one finding at or above --fail-on."""
+    ERROR = 2
+    """Bad arguments, unreadable or malformed input/rule files, internal error."""
+    INTERRUPTED = 130
+    """Ctrl-C."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Finding(_Model):
+    id: str
+    """Rule id (names the problem)."""
+    severity: Severity
+    category: str
+    message: str
+    """One line, specific to these facts."""
+    summary: str = ""
+    fix: str = ""
+    references: list[str] = []
+
+
+class Skipped(_Model):
+    id: str
+    needs: str
+    """The fact path the rule needed."""
+    reason: str
+    """Why that fact is unavailable."""
+
+
+class Overridden(_Model):
+    rule: str
+    value: Any
+    reason: str
+
+
+class SettingRec(_Model):
+    key: str
+    value: Any
+    rule: str
+    """Rule that decided the value."""
+    reason: str
+    """Why (the rule's message)."""
+    kind: str
+    precedence: str
+    also: list[str] = []
+    """Other rules that asked for the same value."""
+    overrides: list[Overridden] = []
+    """Lower-precedence recommendations this one won over."""
+
+
+class DroppedSetting(_Model):
+    key: str
+    value: Any
+    rule: str
+    reason: str
+    """Why it is not in the plan (e.g. does not exist in the target torch version)."""
+
+
+class Report(_Model):
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str
+    command: str
+    torch_version: Optional[str] = None
+    """The torch version settings were written for."""
+    facts: Facts
+    workload: Optional[Workload] = None
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    settings: list[SettingRec] = []
+    dropped: list[DroppedSetting] = []
+    snippet: Optional[str] = None
+    rules_evaluated: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            out[f.severity] += 1
+        return out
+
+
+def exit_code(report: Report, fail_on: str = "error") -> ExitCode:
+    if fail_on == "never":
+        return ExitCode.OK
+    threshold = SEVERITY_RANK[fail_on]
+    if any(SEVERITY_RANK[f.severity] <= threshold for f in report.findings):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.id))
+
+

@@ -1,0 +1,371 @@
+"""Rule files: the pydantic model, loading with ``path:line`` errors, and load-time checks.
+
+One rule per YAML file (``rules/<area>/<id>.yaml``). At load every rule is validated
+(``extra="forbid"``), its ``when`` parsed, every fact path it reads checked against the
+fact schema, its message template compiled, and every ``recommend`` key and literal value
+checked against the settings registry — so a typo fails at load, never silently at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+from pathlib import Path
+from typing import Any, Iterable, Literal, Optional, Sequence, Union, get_args, get_origin
+
+import jinja2
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from torchdoctor.errors import RuleFileError
+from torchdoctor.facts import NAMESPACE_MODELS, Unavailable
+from torchdoctor.paths import default_rules_dir
+from torchdoctor.report import CATEGORIES
+from torchdoctor.settings import Registry, load_registry
+from torchdoctor.workload import Workload
+
+Precedence = Literal["correctness", "reproducibility", "stability", "speed"]
+PRECEDENCE_RANK = {"correctness": 0, "reproducibility": 1, "stability": 2, "speed": 3}
+NON_RULE_DIRS = {"data"}
+ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload"}
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Expr(_M):
+    expr: str
+    """A simpleeval expression computing the recommended value from facts."""
+
+
+class Example(_M):
+    name: str
+    facts: dict[str, Any] = {}
+    """Partial facts by namespace (torch, gpu, cpu, memory, env, packages, system, workload)."""
+    message: Optional[str] = None
+    """If given, the rendered message must equal this."""
+    recommend: Optional[dict[str, Any]] = None
+    """If given, the rule's computed recommendations must equal this."""
+    needs: Optional[str] = None
+    """For skips: the fact path reported as missing."""
+    xfail: Optional[str] = None
+    """A known gap: the example is expected to fail, with this reason."""
+
+
+class Examples(_M):
+    fires: list[Example] = Field(min_length=1)
+    ok: list[Example] = Field(min_length=1)
+    skips: list[Example] = []
+
+
+class Rule(_M):
+    """One rule file."""
+
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    severity: Literal["error", "warning", "info"]
+    category: str
+    precedence: Precedence = "speed"
+    """How its recommendations rank: correctness > reproducibility > stability > speed."""
+    tags: list[str] = []
+    summary: str
+    why: str
+    when: str
+    message: str
+    recommend: dict[str, Union[Expr, bool, int, float, str]] = {}
+    fix: str
+    known_problems: Optional[str] = None
+    references: list[str] = Field(min_length=1)
+    examples: Examples
+    path: Optional[str] = Field(default=None, exclude=True)
+
+    @field_validator("category")
+    @classmethod
+    def _category(cls, v: str) -> str:
+        if v not in CATEGORIES:
+            raise ValueError(f"unknown category {v!r} (valid: {', '.join(CATEGORIES)})")
+        return v
+
+
+# ----------------------------------------------------------------------------------------
+# loading
+# ----------------------------------------------------------------------------------------
+
+
+def rule_files(directory: Path) -> list[Path]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise RuleFileError(f"{directory}: not a rules directory")
+    out = []
+    for path in sorted(directory.rglob("*.yaml")):
+        rel = path.relative_to(directory).parts
+        if len(rel) < 2 or rel[0] in NON_RULE_DIRS:
+            continue  # top-level files (settings.yaml, tasks.yaml) and data/ are not rules
+        out.append(path)
+    return out
+
+
+def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registry] = None,
+               extra_files: Iterable[Path] = ()) -> list[Rule]:
+    """Load and check the shipped rules plus ``dirs`` (user rules)."""
+    registry = registry or load_registry()
+    paths = list(rule_files(default_rules_dir()))
+    for d in dirs or []:
+        d = Path(d)
+        paths += [d] if d.is_file() else rule_files_any(d)
+    paths += [Path(p) for p in extra_files]
+    rules: dict[str, Rule] = {}
+    for path in paths:
+        rule = load_rule_file(path, registry)
+        if rule.id in rules:
+            raise RuleFileError(f"{path}: duplicate rule id '{rule.id}' (also in {rules[rule.id].path})")
+        rules[rule.id] = rule
+    return list(rules.values())
+
+
+def rule_files_any(directory: Path) -> list[Path]:
+    """User rule directories: every *.yaml below, at any depth."""
+    if not directory.is_dir():
+        raise RuleFileError(f"{directory}: no such rules directory")
+    return sorted(p for p in directory.rglob("*.yaml") if "data" not in p.relative_to(directory).parts[:-1])
+
+
+@functools.lru_cache(maxsize=512)
+def _load_cached(path: str, mtime: float, registry_id: int) -> Rule:
+    return _load_rule_file(Path(path), _REGISTRIES[registry_id])
+
+
+_REGISTRIES: dict[int, Registry] = {}
+
+
+def load_rule_file(path: Path, registry: Optional[Registry] = None) -> Rule:
+    registry = registry or load_registry()
+    _REGISTRIES[id(registry)] = registry
+    try:
+        mtime = Path(path).stat().st_mtime
+    except OSError as exc:
+        raise RuleFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _load_cached(str(path), mtime, id(registry))
+
+
+def _load_rule_file(path: Path, registry: Registry) -> Rule:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleFileError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise RuleFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(raw, dict):
+        raise RuleFileError(f"{path}:1: a rule file must be a mapping of fields")
+    try:
+        rule = Rule.model_validate({**raw, "path": str(path)})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        line = _line_of(node, loc)
+        where = ".".join(str(x) for x in loc) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown field '{where}'"
+        elif err["type"] == "missing":
+            msg = f"missing required field '{where}'"
+        else:
+            msg = f"{where}: {msg}"
+        raise RuleFileError(f"{path}:{line}: {msg}") from None
+
+    def fail(field: str, what: str) -> RuleFileError:
+        return RuleFileError(f"{path}:{_line_of(node, (field,))}: {what}")
+
+    if rule.id != path.stem:
+        raise fail("id", f"rule id '{rule.id}' must equal the file name '{path.stem}'")
+    try:
+        paths = fact_paths(rule.when)
+    except SyntaxError as exc:
+        raise fail("when", f"'when' is not a valid expression: {exc.msg}") from None
+    for p in sorted(paths):
+        problem = check_fact_path(p)
+        if problem:
+            raise fail("when", problem)
+    try:
+        env = message_env()
+        env.parse(rule.message)
+    except jinja2.TemplateSyntaxError as exc:
+        raise fail("message", f"message template: {exc.message}") from None
+    for key, value in rule.recommend.items():
+        if key not in registry:
+            raise fail("recommend", f"unknown setting key '{key}' (not in rules/settings.yaml)")
+        if isinstance(value, Expr):
+            try:
+                for p in fact_paths(value.expr):
+                    problem = check_fact_path(p)
+                    if problem:
+                        raise fail("recommend", problem)
+            except SyntaxError as exc:
+                raise fail("recommend", f"{key}: invalid expression: {exc.msg}") from None
+        else:
+            try:
+                registry[key].validate_value(value)
+            except ValueError as exc:
+                raise fail("recommend", str(exc)) from None
+    for group in ("fires", "ok", "skips"):
+        for i, example in enumerate(getattr(rule.examples, group)):
+            for ns in example.facts:
+                if ns not in ROOT_NAMES:
+                    raise RuleFileError(
+                        f"{path}:{_line_of(node, ('examples', group, i, 'facts', ns))}: "
+                        f"example '{example.name}': unknown namespace '{ns}'"
+                    )
+    return rule
+
+
+def _line_of(node: Any, loc: tuple) -> int:
+    """Best line number for a pydantic error location in a composed YAML tree."""
+    line = node.start_mark.line + 1 if node is not None else 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    node = v
+                    line = k.start_mark.line + 1
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+@functools.lru_cache(maxsize=1)
+def message_env() -> jinja2.Environment:
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+# ----------------------------------------------------------------------------------------
+# fact paths
+# ----------------------------------------------------------------------------------------
+
+
+def fact_paths(expr: str) -> set[str]:
+    """Dotted fact paths an expression reads: ``gpu.devices[].compute_capability``."""
+    tree = ast.parse(f"({expr})", mode="eval")
+    bound: dict[str, str] = {}
+    out: set[str] = set()
+
+    def chain(node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            if node.id in ROOT_NAMES:
+                return node.id
+            return bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = chain(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Subscript):
+            base = chain(node.value)
+            return f"{base}[]" if base else None
+        return None
+
+    class V(ast.NodeVisitor):
+        def visit_comprehension(self, node: ast.comprehension) -> None:
+            src = chain(node.iter)
+            if src and isinstance(node.target, ast.Name):
+                bound[node.target.id] = f"{src}[]"
+            self.generic_visit(node)
+
+        def _comp(self, node: Any) -> None:
+            for gen in node.generators:
+                self.visit(gen)
+            for field in ("elt", "key", "value"):
+                if hasattr(node, field):
+                    self.visit(getattr(node, field))
+
+        visit_GeneratorExp = visit_ListComp = visit_SetComp = _comp
+
+        def visit_Attribute(self, node: ast.Attribute) -> None:
+            c = chain(node)
+            if c:
+                out.add(c)
+            self.generic_visit(node)
+
+        def visit_Name(self, node: ast.Name) -> None:
+            if node.id in ROOT_NAMES:
+                out.add(node.id)
+
+    V().visit(tree)
+    return out
+
+
+def check_fact_path(path: str) -> Optional[str]:
+    """None if ``path`` exists in the fact schema, else what is wrong."""
+    parts = path.replace("[]", ".[]").split(".")
+    root = parts[0]
+    model: Any = Workload if root == "workload" else NAMESPACE_MODELS.get(root)
+    if model is None:
+        return f"unknown fact namespace '{root}'"
+    typ: Any = model
+    walked = root
+    for part in parts[1:]:
+        typ = _strip(typ)
+        if part == "[]":
+            origin = get_origin(typ)
+            if origin in (list, tuple):
+                typ = get_args(typ)[0]
+            elif origin is dict:
+                typ = get_args(typ)[1]
+            elif typ is Any:
+                return None
+            else:
+                return f"fact '{walked}' cannot be indexed"
+            walked += "[]"
+            continue
+        if isinstance(typ, type) and issubclass(typ, BaseModel):
+            if part not in typ.model_fields:
+                return f"unknown fact '{walked}.{part}'"
+            typ = typ.model_fields[part].annotation
+        elif get_origin(typ) is dict:
+            # methods of a mapping view: get, keys, values, items
+            if part in ("get", "keys", "values", "items"):
+                return None
+            return f"fact '{walked}' is a mapping: use {walked}[\"{part}\"]"
+        else:
+            return None  # an attribute of a plain value (e.g. str methods): allowed
+        walked += f".{part}"
+    return None
+
+
+def _strip(typ: Any) -> Any:
+    """Remove Annotated/Optional/Unavailable wrappers from a field annotation."""
+    while True:
+        origin = get_origin(typ)
+        args = get_args(typ)
+        if origin is not None and str(origin).endswith("Annotated"):
+            typ = args[0]
+            continue
+        if origin is Union:
+            rest = [a for a in args if a is not type(None) and a is not Unavailable]
+            if len(rest) == 1:
+                typ = rest[0]
+                continue
+            return typ
+        return typ
+
+
+def rule_schema() -> dict:
+    """JSON schema of a rule file (written to rules/schema.json)."""
+    schema = Rule.model_json_schema()
+    schema["properties"].pop("path", None)
+    schema["title"] = "torchdoctor rule"
+    return schema
+
+
+def rule_schema_text() -> str:
+    return json.dumps(rule_schema(), indent=2, sort_keys=True) + "\n"
+
