@@ -139,3 +139,54 @@ def import_optional(name: str):
         return importlib.import_module(name)
     except Exception:  # noqa: BLE001 - any import failure means "not usable here"
         return None
+
+
+# --- cpu / memory probes -------------------------------------------------------------
+
+
+def platform_system() -> str:
+    """Linux | Windows | Darwin | ... (platform.system())."""
+    import platform
+
+    return platform.system()
+
+
+def platform_machine() -> str:
+    """Machine architecture: x86_64, AMD64, aarch64, arm64, ppc64le ... (platform.machine())."""
+    import platform
+
+    return platform.machine()
+
+
+def cpu_count() -> Optional[int]:
+    """Logical CPUs of the machine (os.cpu_count()); None when undeterminable."""
+    return os.cpu_count()
+
+
+def sched_getaffinity() -> Optional[list[int]]:
+    """CPUs this process may run on, or None where the OS has no sched_getaffinity."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if getaffinity is None:
+        return None
+    return sorted(getaffinity(0))
+
+
+def statvfs(path: str) -> os.statvfs_result:
+    """File system statistics of ``path``; raises OSError (FileNotFoundError when absent)."""
+    return os.statvfs(path)
+
+
+def getauxval(kind: int) -> Optional[int]:
+    """getauxval(3) from the C library (Linux glibc/musl); None where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        fn = libc.getauxval
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_ulong
+    fn.argtypes = [ctypes.c_ulong]
+    return int(fn(kind))

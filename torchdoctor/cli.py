@@ -1,0 +1,465 @@
+"""Command line. The only module that reads argv, writes to stdout/stderr and chooses exit codes.
+
+Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 tool or usage
+error (bad file, bad argument, internal error); 130 interrupted. A failed probe is never 2.
+
+Start-up cost matters (``torchdoctor --help`` must stay well under 0.25 s): this module
+imports only click at the top; everything else is imported inside the command that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+import click
+
+from torchdoctor import __version__
+
+FAIL_ON = click.Choice(["error", "warning", "info", "never"])
+FORMATS = click.Choice(["terminal", "json", "markdown"])
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Abort(Exception):
+    """Raised inside commands to exit 2 with one line on stderr."""
+
+
+def _err(msg: str) -> None:
+    click.echo(f"torchdoctor: error: {msg}", err=True)
+
+
+def _warn(msg: str) -> None:
+    click.echo(f"torchdoctor: warning: {msg}", err=True)
+
+
+# ----------------------------------------------------------------------------------------
+# shared options
+# ----------------------------------------------------------------------------------------
+
+
+def output_options(f):
+    f = click.option("--debug", is_flag=True, help="Show tracebacks and re-raise probe crashes.")(f)
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE (atomically).")(f)
+    f = click.option("--format", "fmt", type=FORMATS, default="terminal", show_default=True)(f)
+    return f
+
+
+def fact_source_options(f):
+    f = click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+                     help="Seconds allowed for the torch child process.")(f)
+    f = click.option("--python", "python", type=click.Path(dir_okay=False),
+                     help="Interpreter of the environment to diagnose (default: this one).")(f)
+    f = click.option("--from-report", "from_report", type=str, metavar="FILE",
+                     help="Read facts from a pasted `python -m torch.utils.collect_env` report or "
+                          "torchdoctor JSON ('-' = stdin) instead of probing.")(f)
+    f = click.option("--facts", "facts_file", type=str, metavar="FILE",
+                     help="Load facts recorded with `torchdoctor probe` instead of probing.")(f)
+    return f
+
+
+def rules_options(f):
+    f = click.option("--ignore", multiple=True, metavar="RULE_ID", help="Silence a rule (repeatable).")(f)
+    f = click.option("--rules", "rules_dirs", multiple=True, type=click.Path(exists=False),
+                     metavar="DIR", help="Add a directory of your own rules (repeatable).")(f)
+    f = click.option("--fail-on", type=FAIL_ON, default="error", show_default=True,
+                     help="Exit 1 when a finding at or above this severity exists.")(f)
+    f = click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")(f)
+    return f
+
+
+# ----------------------------------------------------------------------------------------
+# plumbing
+# ----------------------------------------------------------------------------------------
+
+MAX_INPUT_BYTES = 5 * 1024 * 1024
+
+
+def read_input(name: str) -> bytes:
+    """Read a user file (or '-' for stdin), at most MAX_INPUT_BYTES + 1 bytes."""
+    try:
+        if name == "-":
+            return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        with open(name, "rb") as fh:
+            return fh.read(MAX_INPUT_BYTES + 1)
+    except IsADirectoryError:
+        raise Abort(f"{name}: is a directory") from None
+    except OSError as exc:
+        raise Abort(f"{name}: cannot read: {exc.strerror or exc}") from None
+
+
+def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
+                 timeout: float, debug: bool):
+    from torchdoctor.facts import Facts
+
+    if facts_file and from_report:
+        raise Abort("use either --facts or --from-report, not both")
+    source = facts_file or from_report
+    if source:
+        from torchdoctor.importers import ReportError, load_report
+
+        data = read_input(source)
+        try:
+            facts = load_report(data, "<stdin>" if source == "-" else source)
+        except ReportError as exc:
+            raise Abort(str(exc)) from None
+        if facts_file and facts.origin == "report":
+            _warn(f"{facts_file} is a collect_env report, not torchdoctor JSON; read it as a report")
+        return facts
+    from torchdoctor.probes import ProbeContext, collect
+
+    if python and not os.path.exists(python):
+        raise Abort(f"--python {python}: no such interpreter")
+    ctx = ProbeContext(python=python or sys.executable, timeout=timeout, debug=debug)
+    facts: Facts = collect(ctx)
+    return facts
+
+
+def load_all_rules(rules_dirs: Sequence[str]):
+    from torchdoctor.rules import load_rules
+
+    return load_rules([p for p in rules_dirs])
+
+
+def maybe_redact(report_or_facts: Any, no_redact: bool):
+    if no_redact:
+        _warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
+        return report_or_facts
+    from torchdoctor.redact import redact_report
+
+    return redact_report(report_or_facts)
+
+
+def emit(text: str, output: Optional[str], inputs: Sequence[Optional[str]] = ()) -> None:
+    """Write the report to stdout, or atomically to --output (never clobbering an input)."""
+    if not output or output == "-":
+        _stdout_write(text)
+        return
+    real_out = os.path.realpath(output)
+    for name in inputs:
+        if name and name != "-" and os.path.exists(name) and os.path.realpath(name) == real_out:
+            raise Abort(f"--output {output} is also an input file; refusing to overwrite it")
+    directory = os.path.dirname(real_out) or "."
+    tmp = os.path.join(directory, f".{os.path.basename(real_out)}.torchdoctor-{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, real_out)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+
+
+def _stdout_write(text: str) -> None:
+    stream = sys.stdout
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        # a locale without UTF-8 (LANG=C on old Pythons): degrade characters, keep the report
+        data = text.encode(getattr(stream, "encoding", None) or "ascii", errors="replace")
+        stream.flush()
+        stream.buffer.write(data)
+    stream.flush()
+
+
+def render_report(report, fmt: str, explain: bool = False) -> str:
+    from torchdoctor.render import render
+
+    if fmt == "terminal":
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        try:
+            width = min(os.get_terminal_size(sys.stdout.fileno()).columns, 140) if color else 100
+        except OSError:
+            width = 100
+        return render(report, "terminal", color=color, width=width, explain=explain)
+    return render(report, fmt)
+
+
+def summary_line(report) -> str:
+    c = report.counts()
+    skipped = len(report.skipped)
+    text = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)"
+    if skipped:
+        from collections import Counter
+
+        top, n = Counter(s.reason for s in report.skipped).most_common(1)[0]
+        text += f"; {skipped} rule(s) skipped ({n}: {top})"
+    return text
+
+
+# ----------------------------------------------------------------------------------------
+# commands
+# ----------------------------------------------------------------------------------------
+
+
+@click.group(context_settings=CONTEXT, invoke_without_command=True)
+@click.version_option(__version__, "--version", prog_name="torchdoctor")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Diagnose a PyTorch environment and tell you how to configure it.
+
+    \b
+    torchdoctor check                      what is wrong with this environment
+    torchdoctor recommend --task detection settings for a workload, with reasons
+    torchdoctor recommend --task llm-training --snippet   Python to paste
+    torchdoctor report -o env.md           redacted Markdown for a bug ticket
+    torchdoctor check --from-report issue.txt   triage a pasted collect_env
+    torchdoctor diff good.json bad.txt     what differs between two environments
+
+    Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+@cli.command(context_settings=CONTEXT)
+@fact_source_options
+@rules_options
+@output_options
+@click.option("--explain", is_flag=True, help="Also list skipped rules and why.")
+def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore, no_redact, fmt,
+          output, debug, explain) -> None:
+    """Probe this environment (or read facts/a report) and report what is wrong."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.report import exit_code
+
+    rules = load_all_rules(rules_dirs)
+    facts = gather_facts(facts_file, from_report, python, timeout, debug)
+    report = evaluate(rules, facts, None, command="check", ignore=ignore)
+    report = maybe_redact(report, no_redact)
+    emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report])
+    if fmt != "terminal" or output:
+        click.echo(f"torchdoctor check: {summary_line(report)}", err=True)
+    sys.exit(int(exit_code(report, fail_on)))
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--python", "python", type=click.Path(dir_okay=False),
+              help="Interpreter of the environment to probe (default: this one).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False))
+@click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")
+@click.option("--debug", is_flag=True)
+def probe(python, timeout, output, no_redact, debug) -> None:
+    """Print the facts of this environment as JSON (load them later with --facts)."""
+    facts = gather_facts(None, None, python, timeout, debug)
+    facts = maybe_redact(facts, no_redact)
+    emit(facts.model_dump_json(indent=2) + "\n", output)
+
+
+WORKLOAD_FLAGS = {
+    "input_shapes": "input",
+    "precision": "precision",
+    "model_family": "model_family",
+    "distributed": "distributed",
+    "reproducibility": "reproducible",
+}
+
+
+@cli.command(context_settings=CONTEXT)
+@click.option("--task", help="Task preset (classification, detection, llm-training, ...).")
+@click.option("--workload", "workload_file", type=str, metavar="FILE", help="Workload YAML file.")
+@click.option("--input", "input_shapes", help="fixed | multiscale | variable-length")
+@click.option("--precision", help="auto | fp32 | tf32 | bf16 | fp16 | fp8")
+@click.option("--model-family", "model_family", help="conv | transformer | mixed")
+@click.option("--distributed", help="none | ddp | fsdp")
+@click.option("--reproducible", "reproducibility", help="none | seeded | bitwise")
+@click.option("--inference", is_flag=True, default=None, help="Inference rather than training.")
+@click.option("--compile", "compile_", is_flag=True, default=None, help="The model runs under torch.compile.")
+@click.option("--workers", type=click.IntRange(min=0), help="DataLoader workers you intend to use.")
+@click.option("--local-world-size", type=click.IntRange(min=1), help="Processes per node (DDP/FSDP).")
+@click.option("--gpu", "gpu_name", help='Plan for a GPU you are not on: "A100", "RTX 4090", "H100", "cpu".')
+@click.option("--torch-version", help="Write settings for this torch version (default: the target's).")
+@click.option("--snippet", is_flag=True, help="Print only the Python setup snippet.")
+@click.option("--explain", is_flag=True, help="Also show overridden recommendations and skipped rules.")
+@fact_source_options
+@rules_options
+@output_options
+def recommend(task, workload_file, input_shapes, precision, model_family, distributed, reproducibility,
+              inference, compile_, workers, local_world_size, gpu_name, torch_version, snippet,
+              explain, facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
+              no_redact, fmt, output, debug) -> None:
+    """Recommend settings for a workload, each with its reason, and a setup snippet."""
+    from torchdoctor.api import plan_report
+    from torchdoctor.report import exit_code
+    from torchdoctor.workload import build_workload, load_workload_file
+
+    overrides = {
+        "input_shapes": input_shapes,
+        "precision": precision,
+        "model_family": model_family,
+        "distributed": distributed,
+        "reproducibility": reproducibility,
+        "mode": "inference" if inference else None,
+        "compile": True if compile_ else None,
+        "dataloader_workers": workers,
+        "local_world_size": local_world_size,
+    }
+    if workload_file:
+        workload = load_workload_file(workload_file, task=task, overrides=overrides)
+    else:
+        workload = build_workload(task=task, overrides=overrides, source="command line")
+    rules = load_all_rules(rules_dirs)
+    if gpu_name:
+        from torchdoctor.synthetic import facts_for_gpu
+
+        if facts_file or from_report:
+            raise Abort("--gpu plans for a machine you are not on; do not combine it with --facts/--from-report")
+        facts = facts_for_gpu(gpu_name, torch_version)
+    else:
+        facts = gather_facts(facts_file, from_report, python, timeout, debug)
+    report = plan_report(rules, facts, workload, torch_version=torch_version, ignore=ignore)
+    report = maybe_redact(report, no_redact)
+    if snippet:
+        emit(report.snippet or "", output, [facts_file, from_report, workload_file])
+    else:
+        emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report, workload_file])
+        if fmt != "terminal" or output:
+            click.echo(f"torchdoctor recommend: {summary_line(report)}", err=True)
+    sys.exit(int(exit_code(report, fail_on)))
+
+
+# ----------------------------------------------------------------------------------------
+# rules
+# ----------------------------------------------------------------------------------------
+
+
+@cli.group(context_settings=CONTEXT)
+def rules() -> None:
+    """List, explain and test rules."""
+
+
+@rules.command("list")
+@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
+def rules_list(rules_dirs, fmt) -> None:
+    """List every rule with its severity, category and summary."""
+    loaded = sorted(load_all_rules(rules_dirs), key=lambda r: (r.category, r.id))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
+                                "precedence": r.precedence, "summary": r.summary} for r in loaded], indent=2))
+        return
+    for r in loaded:
+        click.echo(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}")
+
+
+@rules.command("explain")
+@click.argument("rule_id")
+@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR")
+def rules_explain(rule_id, rules_dirs) -> None:
+    """Show a rule's summary, why, fix, known problems and references."""
+    import difflib
+
+    loaded = {r.id: r for r in load_all_rules(rules_dirs)}
+    if rule_id not in loaded:
+        close = difflib.get_close_matches(rule_id, list(loaded), n=3)
+        raise Abort(f"unknown rule '{rule_id}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    r = loaded[rule_id]
+    text = (f"# {r.id}\n\n**{r.severity}** · {r.category} · precedence: {r.precedence}\n\n{r.summary}\n\n"
+            f"## Why\n\n{r.why}\n\n## Fix\n\n{r.fix}\n\n")
+    if r.recommend:
+        text += "## Recommends\n\n" + "\n".join(f"- `{k}`" for k in r.recommend) + "\n\n"
+    if r.known_problems:
+        text += f"## Known problems\n\n{r.known_problems}\n\n"
+    text += "## References\n\n" + "\n".join(f"- {u}" for u in r.references) + "\n"
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        _stdout_write(text)
+
+
+@rules.command("test")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+def rules_test(paths) -> None:
+    """Run rule examples (fires / ok / skips) without pytest: for people writing rules."""
+    from pathlib import Path
+
+    from torchdoctor.engine import run_examples
+    from torchdoctor.rules import load_rule_file, load_rules, rule_files_any
+
+    if paths:
+        files: list = []
+        for p in paths:
+            files += [Path(p)] if Path(p).is_file() else rule_files_any(Path(p))
+        selected = [load_rule_file(f) for f in files]
+    else:
+        selected = load_rules()
+    failed = passed = xfailed = 0
+    for rule in selected:
+        for res in run_examples(rule):
+            label = f"{res.rule}[{res.group}: {res.name}]"
+            if res.xfail:
+                if res.passed:
+                    failed += 1
+                    click.echo(f"XPASS {label}: known gap now passes; remove its xfail")
+                else:
+                    xfailed += 1
+                continue
+            if res.passed:
+                passed += 1
+            else:
+                failed += 1
+                click.echo(f"FAIL {label}: {res.detail}")
+    click.echo(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)")
+    sys.exit(1 if failed else 0)
+
+
+@rules.command("schema")
+def rules_schema() -> None:
+    """Print the JSON schema of rule files (rules/schema.json)."""
+    from torchdoctor.rules import rule_schema_text
+
+    _stdout_write(rule_schema_text())
+
+
+# ----------------------------------------------------------------------------------------
+# entry point
+# ----------------------------------------------------------------------------------------
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="torchdoctor", standalone_mode=False)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    except click.exceptions.Abort:
+        click.echo("torchdoctor: interrupted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("torchdoctor: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except Abort as exc:
+        if debug:
+            raise
+        _err(str(exc))
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the one place broad exceptions are caught
+        from torchdoctor.errors import UserError
+
+        if debug:
+            raise
+        if isinstance(exc, UserError):
+            _err(str(exc))
+        else:
+            _err(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

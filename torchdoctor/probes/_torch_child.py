@@ -1,0 +1,666 @@
+"""Read the torch facts of an interpreter: run as a script by that interpreter, or in-process.
+
+As a script (``python _torch_child.py [--dump-after SECONDS]``) it imports torch and prints
+ONE JSON object on stdout whose keys are :class:`torchdoctor.facts.TorchFacts` fields. A
+failed ``import torch`` is printed as such (``import_status`` ``not-installed`` or
+``import-error`` with the missing library or symbol); a crash or a hang is classified by the
+parent from the signal and from the ``torchdoctor-child: phase=...`` lines and the
+faulthandler dump this script writes on stderr.
+
+In-process, :func:`read_facts` reads an already imported torch (``torchdoctor.audit()``).
+
+Constraints: standard library only, Python >= 3.8, never imports torchdoctor (it runs under
+the *target* interpreter, which may not have torchdoctor or pydantic), nothing slow beyond
+``import torch`` (no subprocess, no collect_env), no tensor is ever created, and every item
+is read in its own ``try`` so one failure costs one field: ``{"unavailable": "<reason>"}``.
+Every API is feature-tested, so torch 0.4 ... 2.13 all work.
+"""
+
+import sys
+
+if __name__ == "__main__":
+    # Running as a script puts this file's directory first on sys.path, where sibling
+    # modules (cpu.py, env.py, ...) would shadow what torch imports. Drop it before
+    # importing anything that is not already loaded (os is: site imported it).
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if _os.path.abspath(p or _os.curdir) != _here]
+
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
+import warnings  # noqa: E402
+
+PHASE_PREFIX = "torchdoctor-child: phase="
+
+# Attribute settings, keyed by the attribute path that sets them.
+ATTRIBUTE_SETTINGS = (
+    "torch.backends.fp32_precision",
+    "torch.backends.cudnn.enabled",
+    "torch.backends.cudnn.benchmark",
+    "torch.backends.cudnn.benchmark_limit",
+    "torch.backends.cudnn.deterministic",
+    "torch.backends.cudnn.allow_tf32",
+    "torch.backends.cudnn.fp32_precision",
+    "torch.backends.cudnn.conv.fp32_precision",
+    "torch.backends.cudnn.rnn.fp32_precision",
+    "torch.backends.cudnn.depthwise_kernel",
+    "torch.backends.cuda.matmul.allow_tf32",
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    "torch.backends.cuda.matmul.allow_fp16_accumulation",
+    "torch.backends.cuda.matmul.fp32_precision",
+    "torch.backends.mkldnn.enabled",
+    "torch.backends.mkldnn.deterministic",
+    "torch.backends.mkldnn.allow_tf32",
+    "torch.backends.mkldnn.fp32_precision",
+    "torch.backends.mkldnn.matmul.fp32_precision",
+    "torch.backends.mkldnn.conv.fp32_precision",
+    "torch.backends.mkldnn.rnn.fp32_precision",
+    "torch.backends.opt_einsum.enabled",
+    "torch.backends.opt_einsum.strategy",
+    "torch.backends.quantized.engine",
+)
+
+# Settings made by a function call, keyed by the setter path, read through the getter.
+FUNCTION_SETTINGS = (
+    ("torch.set_float32_matmul_precision", "torch.get_float32_matmul_precision"),
+    ("torch.use_deterministic_algorithms", "torch.are_deterministic_algorithms_enabled"),
+    ("torch.set_deterministic_debug_mode", "torch.get_deterministic_debug_mode"),
+    ("torch.set_num_threads", "torch.get_num_threads"),
+    ("torch.set_num_interop_threads", "torch.get_num_interop_threads"),
+    ("torch.autograd.set_detect_anomaly", "torch.is_anomaly_enabled"),
+    ("torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.flash_sdp_enabled"),
+    ("torch.backends.cuda.enable_mem_efficient_sdp", "torch.backends.cuda.mem_efficient_sdp_enabled"),
+    ("torch.backends.cuda.enable_math_sdp", "torch.backends.cuda.math_sdp_enabled"),
+    ("torch.backends.cuda.enable_cudnn_sdp", "torch.backends.cuda.cudnn_sdp_enabled"),
+    (
+        "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp",
+        "torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed",
+    ),
+    ("torch.backends.cuda.preferred_linalg_library", "torch.backends.cuda.preferred_linalg_library"),
+    ("torch.backends.cuda.preferred_blas_library", "torch.backends.cuda.preferred_blas_library"),
+    ("torch.backends.mha.set_fastpath_enabled", "torch.backends.mha.get_fastpath_enabled"),
+    ("torch.backends.nnpack.set_flags", "torch._C._get_nnpack_enabled"),
+)
+
+_ABSENT = object()
+
+
+# --------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------
+
+
+def _unavailable(reason):
+    return {"unavailable": reason}
+
+
+def _first_line(exc):
+    """``Type: first line of the message`` (torch appends C++ stack traces to messages)."""
+    text = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__name__, text[0].strip() if text else "")
+
+
+def _try(what, fn):
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - one failure costs one field
+        return _unavailable("%s failed: %s" % (what, _first_line(exc)))
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, float) and value != value:  # NaN is not JSON
+            return str(value)
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    name = getattr(value, "name", None)  # pybind11 / Python enums
+    if isinstance(name, str):
+        return name.lower()
+    return str(value)
+
+
+def _enum_name(value):
+    """``_LinalgBackend.Default`` -> ``"default"`` (the string the setter accepts)."""
+    name = getattr(value, "name", None)
+    if not isinstance(name, str):
+        name = str(value).rsplit(".", 1)[-1]
+    return name.lower()
+
+
+def _dotted_version(parts):
+    return ".".join(str(p) for p in parts)
+
+
+def _cudnn_int_version(v):
+    """cuDNN version integer -> "9.10.2" (cuDNN >= 9: M*10000+m*100+p; before: M*1000+m*100+p)."""
+    v = int(v)
+    if v >= 90000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+def _nccl_int_version(v):
+    """NCCL_VERSION_CODE -> "2.27.3" (>= 2.9: M*10000+m*100+p; before: M*1000+m*100+p)."""
+    v = int(v)
+    if v >= 10000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+def _is_plain_module(obj):
+    return type(obj) is types.ModuleType
+
+
+def _lookup(obj, name):
+    """The real attribute ``name`` of ``obj``: its value, ``_ABSENT``, or raises (getter failed).
+
+    ``torch.backends`` modules silently accept any assignment, so existence is judged
+    without trusting ``hasattr``: on the PropModule-style modules (cudnn, mkldnn,
+    opt_einsum, quantized, backends itself) a name is real when the class defines it or the
+    original module (``.m``) does; on the attribute controllers (``cuda.matmul``,
+    ``cudnn.conv``) an unknown name raises AttributeError (AssertionError before 1.12).
+    """
+    if isinstance(obj, types.ModuleType):
+        if not _is_plain_module(obj):
+            defined = any(name in vars(k) for k in type(obj).__mro__ if k not in (types.ModuleType, object))
+            inner = obj.__dict__.get("m")
+            if not defined and isinstance(inner, types.ModuleType):
+                defined = name in vars(inner)
+            if not defined:
+                return _ABSENT
+            return getattr(obj, name)
+        if name in vars(obj):
+            return getattr(obj, name)
+        return _ABSENT
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        return _ABSENT
+    except AssertionError as exc:
+        if "Unknown attribute" in str(exc):
+            return _ABSENT
+        raise
+
+
+def _resolve(torch, path):
+    """Object at ``torch.a.b`` (``_ABSENT`` when a component does not exist); may raise."""
+    obj = torch
+    parts = path.split(".")[1:]
+    for i, part in enumerate(parts):
+        value = _lookup(obj, part)
+        if value is _ABSENT and isinstance(obj, types.ModuleType) and i < len(parts) - 1:
+            # a submodule the running version has but did not import with torch
+            modname = "torch." + ".".join(parts[: i + 1])
+            mod = sys.modules.get(modname)
+            value = mod if mod is not None else _ABSENT
+        if value is _ABSENT:
+            return _ABSENT
+        obj = value
+    return obj
+
+
+# --------------------------------------------------------------------------------------
+# the facts
+# --------------------------------------------------------------------------------------
+
+
+def read_settings(torch):
+    """Current value of every real setting the running torch has, by settings key."""
+    settings = {}
+    for key in ATTRIBUTE_SETTINGS:
+        try:
+            value = _resolve(torch, key)
+        except Exception as exc:  # noqa: BLE001 - e.g. the mixed legacy/new TF32 API state
+            settings[key] = _unavailable("reading %s failed: %s" % (key, _first_line(exc)))
+            continue
+        if value is not _ABSENT:
+            settings[key] = _jsonable(value)
+    for setter, getter in FUNCTION_SETTINGS:
+        try:
+            set_fn = _resolve(torch, setter)
+            get_fn = _resolve(torch, getter)
+        except Exception:  # noqa: BLE001 - a module that fails to resolve has no such setting
+            continue
+        if set_fn is _ABSENT or get_fn is _ABSENT or not callable(set_fn) or not callable(get_fn):
+            continue
+        try:
+            value = get_fn()
+        except Exception as exc:  # noqa: BLE001
+            settings[setter] = _unavailable("%s() failed: %s" % (getter, _first_line(exc)))
+            continue
+        if setter.endswith("_library"):
+            value = _enum_name(value)
+        settings[setter] = _jsonable(value)
+    return settings
+
+
+def _config_show(torch):
+    cfg = getattr(torch, "__config__", None)
+    if cfg is None or not hasattr(cfg, "show"):
+        return None
+    return cfg.show()
+
+
+def _parallel_info(torch):
+    cfg = getattr(torch, "__config__", None)
+    if cfg is None or not hasattr(cfg, "parallel_info"):
+        return None
+    return cfg.parallel_info()
+
+
+def _mkl_version(show):
+    m = re.search(r"Math Kernel Library Version ([\d.]+\d)", show)
+    return m.group(1) if m else None
+
+
+def _mkldnn_version(show):
+    m = re.search(r"(?:MKL-DNN|oneDNN|Deep Neural Network Library)[^\n]*?\bv(\d+(?:\.\d+)+)", show)
+    return m.group(1) if m else None
+
+
+def _openmp_version(info):
+    m = re.search(r"^\s*OpenMP (\d+)(?: \(a\.k\.a\. OpenMP ([\d.]+)\))?", info, re.M)
+    if not m:
+        return None
+    return m.group(2) or m.group(1)
+
+
+def _cpu_capability(torch, show):
+    cpu = getattr(getattr(torch, "backends", None), "cpu", None)
+    if cpu is not None and hasattr(cpu, "get_cpu_capability"):
+        return cpu.get_cpu_capability()
+    if isinstance(show, str):
+        m = re.search(r"CPU capability usage: (\S+)", show)
+        if m:
+            return m.group(1)
+    return _unavailable("this torch version does not report its CPU capability")
+
+
+def _cudnn_module(torch):
+    cudnn = getattr(getattr(torch, "backends", None), "cudnn", None)
+    if cudnn is None:
+        return None, None
+    inner = cudnn.__dict__.get("m") if isinstance(cudnn, types.ModuleType) else None
+    source = inner if isinstance(inner, types.ModuleType) else cudnn
+    return cudnn, vars(source).get("_cudnn", _ABSENT)
+
+
+def _cudnn_runtime(torch):
+    cudnn, lib = _cudnn_module(torch)
+    if cudnn is None or lib is None:
+        return None
+    if lib is not _ABSENT and hasattr(lib, "getRuntimeVersion"):
+        # the loaded library's own version; version() would also raise on a compile/runtime
+        # mismatch, which is a fact for the rules to judge, not a reason to lose the version
+        return _dotted_version(lib.getRuntimeVersion())
+    v = cudnn.version()
+    return None if v is None else _cudnn_int_version(v)
+
+
+def _cudnn_compiled(torch):
+    cudnn, lib = _cudnn_module(torch)
+    if cudnn is None or lib is None:
+        return None
+    if lib is _ABSENT:
+        lib = getattr(getattr(torch, "_C", None), "_cudnn", None)
+        if lib is None:
+            return None
+    if not hasattr(lib, "getCompileVersion"):
+        return _unavailable("this torch version does not report the cuDNN version it was built with")
+    return _dotted_version(lib.getCompileVersion())
+
+
+def _nccl_version(torch):
+    if not hasattr(torch._C, "_nccl_version"):
+        return None  # built without NCCL (CPU, macOS, Windows)
+    import torch.cuda.nccl as nccl
+
+    v = nccl.version()
+    if isinstance(v, (tuple, list)):
+        head = _dotted_version(v[:3])
+        return head + (str(v[3]) if len(v) > 3 and v[3] else "")
+    return _nccl_int_version(v)
+
+
+def _arch_list(torch):
+    flags = getattr(torch._C, "_cuda_getArchFlags", None)
+    if flags is not None:  # compiled-in; unlike get_arch_list() it does not need a GPU
+        value = flags()
+        return value.split() if value else []
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and hasattr(cuda, "get_arch_list"):
+        return list(cuda.get_arch_list())
+    return _unavailable("this torch version does not report its compiled GPU architectures")
+
+
+def _device(torch, index):
+    dev = {"index": index}
+    try:
+        props = torch.cuda.get_device_properties(index)
+    except Exception as exc:  # noqa: BLE001
+        reason = "torch.cuda.get_device_properties(%d) failed: %s" % (index, _first_line(exc))
+        for k in ("name", "compute_capability", "total_memory_bytes", "multi_processor_count"):
+            dev[k] = _unavailable(reason)
+        return dev
+    dev["name"] = _try("device name", lambda: str(props.name))
+    dev["compute_capability"] = _try(
+        "compute capability", lambda: float("%d.%d" % (props.major, props.minor))
+    )
+    dev["total_memory_bytes"] = _try("total memory", lambda: int(props.total_memory))
+    dev["multi_processor_count"] = _try("SM count", lambda: int(props.multi_processor_count))
+    return dev
+
+
+_IGNORED_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning)
+
+
+def _read_cuda(torch, init_cuda):
+    """cuda_available, device_count, devices, cuda_init_error.
+
+    Warnings CUDA initialisation emits (driver too old, GPU too old or too new for the
+    build) are recorded as ``cuda_init_error``. Devices are read through
+    get_device_properties only: it initialises CUDA, and no tensor is created.
+    """
+    out = {}
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None:
+        reason = "this torch has no torch.cuda"
+        return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
+    if not init_cuda and not (hasattr(cuda, "is_initialized") and cuda.is_initialized()):
+        reason = "CUDA is not initialised in this process and torchdoctor does not initialise it here"
+        return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
+    messages = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out["cuda_available"] = _try("torch.cuda.is_available()", lambda: bool(cuda.is_available()))
+        out["device_count"] = _try("torch.cuda.device_count()", lambda: int(cuda.device_count()))
+        if out["cuda_available"] is True:
+            count = out["device_count"] if isinstance(out["device_count"], int) else 0
+            devices = [_device(torch, i) for i in range(count)]
+            for dev in devices:
+                reason = dev.get("name")
+                if isinstance(reason, dict) and reason.get("unavailable") not in messages:
+                    messages.append(reason["unavailable"])
+            out["devices"] = devices
+        else:
+            out["devices"] = []
+    for w in caught:
+        if issubclass(w.category, _IGNORED_WARNINGS):
+            continue
+        text = str(w.message).strip()
+        if text and text not in messages:
+            messages.append(text)
+    out["cuda_init_error"] = "\n".join(messages) if messages else None
+    return out
+
+
+def read_facts(torch, init_cuda=True):
+    """Every TorchFacts field (but python_executable) of an imported torch, as JSON-able data.
+
+    ``init_cuda=False`` (in-process use) reads CUDA devices only when CUDA is already
+    initialised: initialising it in a user's process would break fork-based workers.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _read_facts(torch, init_cuda)
+
+
+def _read_facts(torch, init_cuda):
+    version = getattr(torch, "version", None)
+    facts = {
+        "import_status": "ok",
+        "import_error": None,
+        "missing_library": None,
+        "missing_symbol": None,
+        "signal": None,
+    }
+    facts["version"] = _try("torch.__version__", lambda: str(torch.__version__))
+    facts["git_version"] = _try("torch.version.git_version", lambda: _opt_str(getattr(version, "git_version", None)))
+    facts["debug_build"] = _try("torch.version.debug", lambda: bool(getattr(version, "debug", False)))
+    facts["module_path"] = _try("torch.__file__", lambda: os.path.dirname(os.path.abspath(torch.__file__)))
+    facts["cuda_build"] = _try("torch.version.cuda", lambda: _opt_str(getattr(version, "cuda", None)))
+    facts["hip_build"] = _try("torch.version.hip", lambda: _opt_str(getattr(version, "hip", None)))
+    facts["arch_list"] = _try("reading the compiled GPU architectures", lambda: _arch_list(torch))
+
+    facts.update(_read_cuda(torch, init_cuda))
+
+    facts["cudnn_version"] = _try("reading the cuDNN runtime version", lambda: _cudnn_runtime(torch))
+    facts["cudnn_compiled_version"] = _try("reading the cuDNN build version", lambda: _cudnn_compiled(torch))
+    facts["nccl_version"] = _try("torch.cuda.nccl.version()", lambda: _nccl_version(torch))
+
+    backends = getattr(torch, "backends", None)
+    mps = getattr(backends, "mps", None)
+    facts["mps_built"] = _try(
+        "torch.backends.mps.is_built()", lambda: bool(mps.is_built()) if hasattr(mps, "is_built") else False
+    )
+    facts["mps_available"] = _try(
+        "torch.backends.mps.is_available()",
+        lambda: bool(mps.is_available()) if hasattr(mps, "is_available") else False,
+    )
+    xpu = getattr(torch, "xpu", None)
+    facts["xpu_available"] = _try(
+        "torch.xpu.is_available()", lambda: bool(xpu.is_available()) if hasattr(xpu, "is_available") else False
+    )
+
+    show = _try("torch.__config__.show()", lambda: _config_show(torch))
+    info = _try("torch.__config__.parallel_info()", lambda: _parallel_info(torch))
+    facts["cpu_capability"] = _try("torch.backends.cpu.get_cpu_capability()", lambda: _cpu_capability(torch, show))
+    cpu_mod = getattr(torch, "cpu", None)
+    if cpu_mod is not None and hasattr(cpu_mod, "get_capabilities"):
+        facts["cpu_capabilities"] = _try("torch.cpu.get_capabilities()", lambda: _jsonable(dict(cpu_mod.get_capabilities())))
+    else:
+        facts["cpu_capabilities"] = _unavailable("this torch version has no torch.cpu.get_capabilities()")
+
+    mkl = getattr(backends, "mkl", None)
+    facts["mkl_available"] = _try("torch.backends.mkl.is_available()", lambda: bool(mkl.is_available()))
+    facts["mkl_version"] = _from_text(show, "torch.__config__.show()", _mkl_version, facts["mkl_available"])
+    mkldnn = getattr(backends, "mkldnn", None)
+    facts["mkldnn_available"] = _try("torch.backends.mkldnn.is_available()", lambda: bool(mkldnn.is_available()))
+    facts["mkldnn_version"] = _from_text(show, "torch.__config__.show()", _mkldnn_version, facts["mkldnn_available"])
+    openmp = getattr(backends, "openmp", None)
+    facts["openmp_available"] = _try("torch.backends.openmp.is_available()", lambda: bool(openmp.is_available()))
+    facts["openmp_version"] = _from_text(
+        info, "torch.__config__.parallel_info()", _openmp_version, facts["openmp_available"]
+    )
+
+    facts["num_threads"] = _try("torch.get_num_threads()", lambda: int(torch.get_num_threads()))
+    facts["num_interop_threads"] = _getter(torch, "get_num_interop_threads", int)
+    facts["float32_matmul_precision"] = _getter(torch, "get_float32_matmul_precision", str)
+    if hasattr(torch, "are_deterministic_algorithms_enabled"):
+        facts["deterministic_algorithms"] = _getter(torch, "are_deterministic_algorithms_enabled", bool)
+    else:
+        facts["deterministic_algorithms"] = _getter(torch, "is_deterministic", bool)  # 1.7
+    if hasattr(torch, "is_deterministic_algorithms_warn_only_enabled"):
+        facts["deterministic_warn_only"] = _getter(torch, "is_deterministic_algorithms_warn_only_enabled", bool)
+    elif isinstance(facts["deterministic_algorithms"], bool):
+        facts["deterministic_warn_only"] = False  # before 1.11 there was no warn-only mode
+    else:
+        facts["deterministic_warn_only"] = facts["deterministic_algorithms"]
+    facts["settings"] = _try("reading torch settings", lambda: read_settings(torch))
+    return facts
+
+
+def _opt_str(value):
+    return None if value is None else str(value)
+
+
+def _getter(torch, name, cast):
+    fn = getattr(torch, name, None)
+    if fn is None:
+        return _unavailable("this torch version has no torch.%s()" % name)
+    return _try("torch.%s()" % name, lambda: cast(fn()))
+
+
+def _from_text(text, source, parse, available):
+    if isinstance(text, dict):  # the text itself could not be read
+        return text
+    if available is False:
+        return None
+    if text is None:
+        return _unavailable("this torch version has no %s" % source.rsplit("(", 1)[0])
+    return _try("parsing %s" % source, lambda: parse(text))
+
+
+# --------------------------------------------------------------------------------------
+# import failures
+# --------------------------------------------------------------------------------------
+
+
+def _missing_library(message):
+    m = re.search(r"([\w.+-]+\.so(?:\.\d+)*)\s*:\s*cannot open shared object file", message)
+    if m:
+        return m.group(1)
+    m = re.search(r"Library not loaded:\s*(\S+)", message)
+    if m:
+        return m.group(1).rsplit("/", 1)[-1]
+    m = re.search(r"([\w.+-]+\.dll)\b", message, re.I)
+    if m:
+        return m.group(1)
+    if re.search(r"undefined symbol|Symbol not found|not found \(required by", message):
+        return None  # the library named there is present; a symbol in it is not
+    m = re.search(r"lib[\w.+-]+\.so(?:\.\d+)*", message)
+    return m.group(0) if m else None
+
+
+def _missing_symbol(message):
+    for pattern in (
+        r"undefined symbol:\s*(\S+)",
+        r"Symbol not found:\s*(\S+)",
+        r"version [`'](\S+?)' not found",
+    ):
+        m = re.search(pattern, message)
+        if m:
+            return m.group(1)
+    return None
+
+
+def import_failure(exc):
+    """The status fields for an exception ``import torch`` raised."""
+    line = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    message = str(exc)
+    not_installed = isinstance(exc, ImportError) and (
+        getattr(exc, "name", None) == "torch"
+        or (getattr(exc, "name", None) is None and message.strip() == "No module named 'torch'")
+    )
+    if not_installed and isinstance(exc, ModuleNotFoundError):
+        return {
+            "import_status": "not-installed",
+            "import_error": line,
+            "missing_library": None,
+            "missing_symbol": None,
+            "signal": None,
+        }
+    return {
+        "import_status": "import-error",
+        "import_error": line,
+        "missing_library": _missing_library(message),
+        "missing_symbol": _missing_symbol(message),
+        "signal": None,
+    }
+
+
+def namespace_failure(torch):
+    """Status fields when ``torch`` imported as an empty namespace package (leftover dir)."""
+    if getattr(torch, "__file__", None) is not None:
+        return None
+    where = ", ".join(list(getattr(torch, "__path__", []) or []))
+    return {
+        "import_status": "import-error",
+        "import_error": "torch imported as an empty namespace package from %s "
+        "(a directory left behind by an incomplete install or uninstall)" % (where or "?"),
+        "missing_library": None,
+        "missing_symbol": None,
+        "signal": None,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# script
+# --------------------------------------------------------------------------------------
+
+
+def _phase(name):
+    try:
+        sys.stderr.write(PHASE_PREFIX + name + "\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _main(argv):
+    dump_after = None
+    if len(argv) >= 2 and argv[0] == "--dump-after":
+        try:
+            dump_after = float(argv[1])
+        except ValueError:
+            dump_after = None
+    try:
+        import faulthandler
+
+        faulthandler.enable(file=sys.stderr)  # a crash leaves the Python stack on stderr
+        if dump_after and dump_after > 0:
+            faulthandler.dump_traceback_later(dump_after, exit=False)  # a hang does too
+    except Exception:  # noqa: BLE001
+        pass
+
+    # Whatever torch or its dependencies print goes to stderr; stdout carries our JSON only.
+    real_stdout = sys.stdout
+    saved_fd = None
+    try:
+        real_stdout.flush()
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except Exception:  # noqa: BLE001
+        saved_fd = None
+    sys.stdout = sys.stderr
+
+    result = {"python_executable": sys.executable}
+    _phase("import")
+    try:
+        import torch
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
+        result.update(import_failure(exc))
+    else:
+        failure = namespace_failure(torch)
+        if failure is not None:
+            result.update(failure)
+        else:
+            _phase("read")
+            try:
+                result.update(read_facts(torch))
+            except Exception as exc:  # noqa: BLE001 - a bug here must still answer
+                result.update({"import_status": "error", "import_error": "torchdoctor child: " + _first_line(exc)})
+    _phase("done")
+    try:
+        import faulthandler
+
+        faulthandler.cancel_dump_traceback_later()
+    except Exception:  # noqa: BLE001
+        pass
+
+    sys.stdout = real_stdout
+    if saved_fd is not None:
+        try:
+            sys.stderr.flush()
+            os.dup2(saved_fd, 1)
+        except Exception:  # noqa: BLE001
+            pass
+    text = json.dumps(result, default=str, sort_keys=True)
+    real_stdout.write(text + "\n")
+    real_stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: CUDA, NCCL and OpenMP threads sometimes hang or crash there,
+    # and the answer is already out.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -1,0 +1,72 @@
+"""Report.settings -> a Python setup snippet that runs as pasted (templates/setup.py.j2).
+
+Values come from the settings registry's typed rendering (``Setting.render``), never from
+user text; each statement is tagged with the rule that asked for it.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import jinja2
+
+from torchdoctor.report import Report
+from torchdoctor.settings import Registry, load_registry
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("torchdoctor.render", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    return env.get_template("setup.py.j2")
+
+
+def _tag(code: str, rule: str, indent: str = "") -> list[str]:
+    lines = code.splitlines()
+    out = [f"{indent}{lines[0]}  # {rule}"]
+    out += [f"{indent}{line}" if line else "" for line in lines[1:]]
+    return out
+
+
+def statements(report: Report, registry: Optional[Registry] = None) -> dict[str, list[str]]:
+    registry = registry or load_registry()
+    groups: dict[str, list[str]] = {"env": [], "torch": [], "cuda": [], "code": []}
+    for rec in report.settings:
+        setting = registry[rec.key]
+        code = setting.render(rec.value, report.torch_version)
+        if setting.kind == "env":
+            groups["env"] += _tag(code, rec.rule)
+        elif setting.kind == "code":
+            groups["code"] += _tag(code, rec.rule)
+        elif setting.guard == "cuda":
+            groups["cuda"] += _tag(code, rec.rule, indent="    ")
+        else:
+            groups["torch"] += _tag(code, rec.rule)
+    return groups
+
+
+def render(report: Report, registry: Optional[Registry] = None) -> str:
+    from torchdoctor import __version__
+
+    groups = statements(report, registry)
+    workload = report.workload.model_dump(exclude_defaults=True) if report.workload else {}
+    described = ", ".join(f"{k}={v}" for k, v in sorted(workload.items())) or "none declared"
+    return _template().render(
+        version=__version__,
+        torch_version=report.torch_version or "unknown",
+        workload=described,
+        groups=groups,
+        code_names=_code_names(groups["code"]),
+    )
+
+
+def _code_names(lines: list[str]) -> dict[str, bool]:
+    text = "\n".join(lines)
+    return {"DATALOADER_KWARGS": "DATALOADER_KWARGS[" in text}
