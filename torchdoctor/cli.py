@@ -323,6 +323,10 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
     sys.exit(int(exit_code(report, fail_on)))
 
 
+# --- report and diff commands (issue 5) : BEGIN ---
+# --- report and diff commands (issue 5) : END ---
+
+
 # ----------------------------------------------------------------------------------------
 # rules
 # ----------------------------------------------------------------------------------------

@@ -402,18 +402,20 @@ def _read_cuda(torch, init_cuda):
     return out
 
 
-def read_facts(torch, init_cuda=True):
+def read_facts(torch, init_cuda=True, phase=None):
     """Every TorchFacts field (but python_executable) of an imported torch, as JSON-able data.
 
     ``init_cuda=False`` (in-process use) reads CUDA devices only when CUDA is already
     initialised: initialising it in a user's process would break fork-based workers.
+    ``phase(name)`` is called before the CUDA part ("cuda") and the rest ("read").
     """
+    phase = phase or (lambda name: None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _read_facts(torch, init_cuda)
+        return _read_facts(torch, init_cuda, phase)
 
 
-def _read_facts(torch, init_cuda):
+def _read_facts(torch, init_cuda, phase):
     version = getattr(torch, "version", None)
     facts = {
         "import_status": "ok",
@@ -430,7 +432,9 @@ def _read_facts(torch, init_cuda):
     facts["hip_build"] = _try("torch.version.hip", lambda: _opt_str(getattr(version, "hip", None)))
     facts["arch_list"] = _try("reading the compiled GPU architectures", lambda: _arch_list(torch))
 
+    phase("cuda")
     facts.update(_read_cuda(torch, init_cuda))
+    phase("read")
 
     facts["cudnn_version"] = _try("reading the cuDNN runtime version", lambda: _cudnn_runtime(torch))
     facts["cudnn_compiled_version"] = _try("reading the cuDNN build version", lambda: _cudnn_compiled(torch))
@@ -633,9 +637,8 @@ def _main(argv):
         if failure is not None:
             result.update(failure)
         else:
-            _phase("read")
             try:
-                result.update(read_facts(torch))
+                result.update(read_facts(torch, phase=_phase))
             except Exception as exc:  # noqa: BLE001 - a bug here must still answer
                 result.update({"import_status": "error", "import_error": "torchdoctor child: " + _first_line(exc)})
     _phase("done")

@@ -218,9 +218,6 @@ def probe(ctx: ProbeContext) -> PackagesFacts:
     report = read_target(ctx, {"packages": interest.request(), "module": MODULE})
     try:
         return facts_from_report(report)
-    except (ValueError, TypeError) as exc:
-        raise ProbeUnavailable(f"the interpreter {ctx.python} gave a malformed answer: {exc}") from None
-    except Exception as exc:  # pydantic.ValidationError: wrong types in the answer
-        if type(exc).__name__ == "ValidationError":
-            raise ProbeUnavailable(f"the interpreter {ctx.python} gave a malformed answer") from None
-        raise
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProbeUnavailable(f"the interpreter {ctx.python} gave a malformed answer: {first}") from None
