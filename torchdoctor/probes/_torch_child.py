@@ -374,7 +374,10 @@ def _read_cuda(torch, init_cuda):
     if cuda is None:
         reason = "this torch has no torch.cuda"
         return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
-    if not init_cuda and not (hasattr(cuda, "is_initialized") and cuda.is_initialized()):
+    # without CUDA compiled in, is_available() touches no driver and is always safe
+    compiled = hasattr(getattr(torch, "_C", None), "_cuda_getDeviceCount")
+    initialised = hasattr(cuda, "is_initialized") and _try("", cuda.is_initialized) is True
+    if not init_cuda and compiled and not initialised:
         reason = "CUDA is not initialised in this process and torchdoctor does not initialise it here"
         return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
     messages = []

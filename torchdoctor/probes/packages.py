@@ -112,7 +112,7 @@ def run_child(python: str, request: dict[str, Any], timeout: float) -> dict:
     argv = [python, str(CHILD_SCRIPT), json.dumps(request)]
     done = _sys.run(argv, timeout=timeout)
     if done.error is not None:
-        raise ProbeUnavailable(f"cannot run the interpreter {python}: {done.error}")
+        raise ProbeUnavailable(f"cannot run the interpreter: {done.error}")
     if done.timed_out:
         raise ProbeUnavailable(f"the interpreter {python} did not answer within {timeout:g} s")
     if done.signal_name:

@@ -1,0 +1,168 @@
+"""CLI contract: exit codes, stdout purity, --output safety, start-up imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from torchdoctor.cli import main
+from torchdoctor.facts import Facts, GpuFacts, TorchFacts
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def facts_file(tmp_path):
+    facts = Facts(
+        origin="json",
+        torch=TorchFacts(import_status="ok", version="2.13.0+cpu", cuda_build=None, cuda_available=False),
+        gpu=GpuFacts(count=0, devices=[], name=None, min_compute_capability=None, max_compute_capability=None),
+    )
+    path = tmp_path / "facts.json"
+    path.write_text(facts.model_dump_json())
+    return path
+
+
+def test_help_is_cheap_and_imports_nothing_heavy():
+    code = (
+        "import sys; from torchdoctor.cli import main\n"
+        "rc = main(['--help'])\n"
+        "heavy = [m for m in ('torch', 'rich.console', 'torchdoctor.probes', 'pydantic', 'jinja2', 'yaml')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, rc)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert "HEAVY [] 0" in out
+
+
+def test_version(capsys):
+    from torchdoctor import __version__
+
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and __version__ in out
+
+
+def test_check_json_is_pure_and_parses(capsys, facts_file):
+    code, out, err = run(capsys, "check", "--facts", str(facts_file), "--format", "json")
+    data = json.loads(out)
+    assert {"schema_version", "tool_version", "facts", "findings"} <= set(data)
+    assert all({"id", "severity", "category", "message"} <= set(f) for f in data["findings"])
+    assert code in (0, 1) and "torchdoctor check:" in err
+
+
+@pytest.mark.parametrize("fmt", ["terminal", "markdown"])
+def test_check_other_formats(capsys, facts_file, fmt):
+    code, out, err = run(capsys, "check", "--facts", str(facts_file), "--format", fmt)
+    assert code in (0, 1) and out.strip()
+
+
+def test_fail_on_never_is_zero(capsys, facts_file):
+    code, _, _ = run(capsys, "check", "--facts", str(facts_file), "--fail-on", "never")
+    assert code == 0
+
+
+def test_missing_facts_file_is_exit_2_one_line(capsys, tmp_path):
+    code, out, err = run(capsys, "check", "--facts", str(tmp_path / "nope.json"))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "nope.json" in err and "Traceback" not in err
+
+
+def test_malformed_rule_file_exit_2_with_path_and_line(capsys, tmp_path, facts_file):
+    d = tmp_path / "myrules" / "x"
+    d.mkdir(parents=True)
+    (d / "broken-rule.yaml").write_text("id: broken-rule\nseverity: loud\n")
+    code, out, err = run(capsys, "check", "--facts", str(facts_file), "--rules", str(tmp_path / "myrules"))
+    assert code == 2
+    assert "broken-rule.yaml:2:" in err and "Traceback" not in err
+
+
+def test_unknown_task_exit_2_lists_valid(capsys, facts_file):
+    code, out, err = run(capsys, "recommend", "--task", "detectoin", "--facts", str(facts_file))
+    assert code == 2 and "did you mean detection" in err and "classification" in err
+
+
+def test_unknown_gpu_exit_2(capsys):
+    code, _, err = run(capsys, "recommend", "--task", "classification", "--gpu", "Voodoo 5 6000")
+    assert code == 2 and "unknown GPU name" in err
+
+
+def test_output_written_atomically_and_inputs_protected(capsys, tmp_path, facts_file):
+    out_file = tmp_path / "report.json"
+    code, out, _ = run(capsys, "check", "--facts", str(facts_file), "--format", "json", "-o", str(out_file))
+    assert out == "" and json.loads(out_file.read_text())["facts"]["origin"] == "json"
+    before = facts_file.read_text()
+    code, _, err = run(capsys, "check", "--facts", str(facts_file), "-o", str(facts_file))
+    assert code == 2 and "refusing to overwrite" in err and facts_file.read_text() == before
+
+
+def test_unwritable_output_is_exit_2(capsys, tmp_path, facts_file):
+    code, _, err = run(capsys, "check", "--facts", str(facts_file), "-o", str(tmp_path / "no" / "dir" / "x.md"))
+    assert code == 2 and "cannot write" in err
+
+
+def test_recommend_snippet_is_only_python(capsys, facts_file):
+    import ast
+
+    code, out, err = run(capsys, "recommend", "--task", "classification", "--facts", str(facts_file), "--snippet")
+    ast.parse(out)
+    assert out.startswith("# torchdoctor")
+
+
+def test_rules_list_and_explain(capsys):
+    code, out, _ = run(capsys, "rules", "list")
+    assert code == 0 and "tf32-disabled-on-ampere" in out
+    code, out, _ = run(capsys, "rules", "explain", "tf32-disabled-on-ampere")
+    assert code == 0 and "## Why" in out and "https://" in out
+    code, _, err = run(capsys, "rules", "explain", "tf32-disabled-on-amper")
+    assert code == 2 and "did you mean tf32-disabled-on-ampere" in err
+
+
+def test_rules_test_runs_examples(capsys):
+    code, out, _ = run(capsys, "rules", "test")
+    assert code == 0 and " passed, 0 failed" in out
+
+
+def test_rules_test_reports_failing_example(capsys, tmp_path):
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "rules/performance/tf32-disabled-on-ampere.yaml"
+    text = src.read_text().replace("min_compute_capability: 7.0}", "min_compute_capability: 8.0}")
+    (tmp_path / "tf32-disabled-on-ampere.yaml").write_text(text)
+    code, out, _ = run(capsys, "rules", "test", str(tmp_path / "tf32-disabled-on-ampere.yaml"))
+    assert code == 1 and "FAIL tf32-disabled-on-ampere[ok: V100 has no TF32]" in out
+
+
+def test_bad_option_value_exit_2(capsys):
+    code, _, err = run(capsys, "check", "--fail-on", "sometimes")
+    assert code == 2 and "sometimes" in err
+
+
+def test_interrupt_is_130(capsys, monkeypatch, facts_file):
+    import torchdoctor.cli as cli
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "gather_facts", boom)
+    code, _, err = run(capsys, "check")
+    assert code == 130 and "interrupted" in err
+
+
+def test_internal_error_no_traceback_unless_debug(capsys, monkeypatch):
+    import torchdoctor.cli as cli
+
+    def boom(*a, **k):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cli, "gather_facts", boom)
+    code, _, err = run(capsys, "check")
+    assert code == 2 and "internal error" in err and "kaboom" in err and "Traceback" not in err
+    with pytest.raises(RuntimeError):
+        main(["check", "--debug"])
