@@ -46,10 +46,9 @@ class ProbeContext:
     def is_self(self) -> bool:
         import os
 
-        try:
-            return os.path.realpath(self.python) == os.path.realpath(sys.executable)
-        except OSError:
-            return False
+        # A venv's python is a symlink to the base interpreter but sees other packages, so
+        # compare the paths as given (absolute, symlinks NOT resolved).
+        return os.path.abspath(self.python) == os.path.abspath(sys.executable)
 
 
 # namespace -> module implementing probe(ctx). The torch probe comes first: it is the slow

@@ -14,6 +14,9 @@ installed distributions), ``module`` (the top-level module whose providers are w
 default "torch"), ``translated`` (ask macOS whether this process runs under Rosetta).
 """
 
+# ruff: noqa: UP031, UP022
+# (%-formatting and stdout=PIPE keep this file runnable by old interpreters, see above)
+
 import sys
 
 MARKER = "TORCHDOCTOR-INTERP-JSON:"
@@ -108,6 +111,7 @@ def _translated():
     try:
         proc = subprocess.run(
             ["sysctl", "-n", "sysctl.proc_translated"],
+            check=False,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -127,7 +131,7 @@ def _translated():
 
 def _metadata():
     try:
-        import importlib.metadata as metadata  # Python >= 3.8
+        from importlib import metadata  # Python >= 3.8
     except ImportError:
         try:
             import importlib_metadata as metadata  # the backport, if installed
@@ -169,7 +173,7 @@ def scan_distributions(names, prefixes, module="torch"):
             "importlib.metadata is not available in Python %d.%d (needs 3.8 or the "
             "importlib_metadata backport)" % sys.version_info[:2]
         )
-    wanted = set(normalize_name(n) for n in names)
+    wanted = {normalize_name(n) for n in names}
     prefixes = tuple(normalize_name(p) for p in prefixes)
     entries = []
     seen = set()
@@ -243,9 +247,12 @@ def collect(request):
         report["packages"] = {"distributions": None, "error": reason}
         report["module"] = {"path": None, "error": reason}
     elif packages is not None:
-        entries, error = scan_distributions(
-            packages.get("names", ()), packages.get("prefixes", ()), module
-        )
+        try:
+            entries, error = scan_distributions(
+                packages.get("names", ()), packages.get("prefixes", ()), module
+            )
+        except Exception as exc:  # noqa: BLE001 - a broken sys.path entry costs the list only
+            entries, error = None, "the package scan failed: %s: %s" % (type(exc).__name__, exc)
         report["packages"] = {"distributions": entries, "error": error}
         report["module"] = find_module(module)
     if request.get("translated"):
@@ -259,7 +266,7 @@ def main(argv):
     try:
         request = json.loads(argv[1]) if len(argv) > 1 else {}
         if not isinstance(request, dict):
-            raise ValueError("request is not a JSON object")
+            raise TypeError("request is not a JSON object")
         report = collect(request)
     except Exception as exc:  # noqa: BLE001 - report, never a traceback on stdout
         report = {"protocol": PROTOCOL, "error": "%s: %s" % (type(exc).__name__, exc)}

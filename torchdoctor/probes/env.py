@@ -16,7 +16,7 @@ from torchdoctor.facts import EnvFacts
 from torchdoctor.probes import ProbeContext, _sys
 from torchdoctor.probes._interp_child import safe_text
 
-__all__ = ["Allowlist", "load_allowlist", "safe_text", "probe"]
+__all__ = ["Allowlist", "load_allowlist", "probe", "read_allowed", "safe_text"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ def _entries(data: dict, key: str, field: str, where: str) -> list[str]:
         if not isinstance(entry, dict) or not isinstance(entry.get(field), str) or not entry[field]:
             raise tables.DataFileError(f"{where}: {key}[{i}] needs a non-empty string `{field}`")
         if not entry.get("reason") or not entry.get("source"):
-            raise tables.DataFileError(f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`")
+            raise tables.DataFileError(
+                f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`"
+            )
         out.append(entry[field])
     return out
 

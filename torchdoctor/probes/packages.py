@@ -61,7 +61,9 @@ def _entries(data: dict, key: str, field: str, where: str) -> list[str]:
         if not isinstance(entry, dict) or not isinstance(entry.get(field), str):
             raise tables.DataFileError(f"{where}: {key}[{i}] needs a string `{field}`")
         if not entry.get("reason") or not entry.get("source"):
-            raise tables.DataFileError(f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`")
+            raise tables.DataFileError(
+                f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`"
+            )
         out.append(entry[field])
     return out
 
@@ -96,7 +98,9 @@ def is_running_interpreter(ctx: ProbeContext) -> bool:
         return False
 
 
-def read_target(ctx: ProbeContext, request: dict[str, Any], timeout: Optional[float] = None) -> dict:
+def read_target(
+    ctx: ProbeContext, request: dict[str, Any], timeout: Optional[float] = None
+) -> dict:
     """The target interpreter's answer to ``request`` (see ``_interp_child``).
 
     Raises ProbeUnavailable when the child cannot run, times out, crashes or answers garbage.
@@ -220,4 +224,6 @@ def probe(ctx: ProbeContext) -> PackagesFacts:
         return facts_from_report(report)
     except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ProbeUnavailable(f"the interpreter {ctx.python} gave a malformed answer: {first}") from None
+        raise ProbeUnavailable(
+            f"the interpreter {ctx.python} gave a malformed answer: {first}"
+        ) from None

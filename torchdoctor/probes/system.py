@@ -50,7 +50,9 @@ def platform_info() -> PlatformInfo:
 # pure parsers
 # --------------------------------------------------------------------------------------
 
-_OS_RELEASE_LINE = re.compile(r"^(?P<key>[A-Za-z0-9_]+)=(?P<quote>[\"']?)(?P<value>.*)(?P=quote)\s*$")
+_OS_RELEASE_LINE = re.compile(
+    r"^(?P<key>[A-Za-z0-9_]+)=(?P<quote>[\"']?)(?P<value>.*)(?P=quote)\s*$"
+)
 _SHELL_ESCAPE = re.compile(r"\\([\\$\"'`])")
 
 
@@ -159,7 +161,9 @@ def container_from_mountinfo(text: str) -> Optional[str]:
         mount_point = _MOUNT_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), fields[4])
         fstype = fields[sep + 1]
         super_options = fields[sep + 3] if len(fields) > sep + 3 else ""
-        if root.startswith("/var/lib/kubelet/pods/") and not mount_point.startswith("/var/lib/kubelet"):
+        if root.startswith("/var/lib/kubelet/pods/") and not mount_point.startswith(
+            "/var/lib/kubelet"
+        ):
             hints.append("kubernetes")
         if fstype in ("cgroup", "cgroup2"):
             hint = _cgroup_path_hint(root)
@@ -258,10 +262,18 @@ def os_identity(info: PlatformInfo) -> tuple[Any, Any]:
 def detect_container(allowlist: Optional[env_probe.Allowlist] = None) -> Optional[str]:
     """docker | podman | kubernetes | lxc | containerd | ... or None (Linux only)."""
     names = set(_sys.environ_names())
-    cgroup_hints = [h for h in (container_from_cgroup(t) for t in _texts("/proc/self/cgroup", "/proc/1/cgroup")) if h]
+    cgroup_hints = [
+        h
+        for h in (container_from_cgroup(t) for t in _texts("/proc/self/cgroup", "/proc/1/cgroup"))
+        if h
+    ]
     mount_text = _read("/proc/self/mountinfo")
     mount_hint = container_from_mountinfo(mount_text) if mount_text else None
-    if "KUBERNETES_SERVICE_HOST" in names or "kubernetes" in cgroup_hints or mount_hint == "kubernetes":
+    if (
+        "KUBERNETES_SERVICE_HOST" in names
+        or "kubernetes" in cgroup_hints
+        or mount_hint == "kubernetes"
+    ):
         return "kubernetes"
     if _sys.exists("/run/.containerenv"):
         return "podman"
@@ -334,11 +346,17 @@ def probe(ctx: ProbeContext) -> SystemFacts:
     info = platform_info()
     os_name, os_version = os_identity(info)
     is_linux = info.system == "Linux"
-    kernel = _linux_kernel_release(info) if is_linux else (info.version if info.system == "Windows" else info.release)
+    kernel = (
+        _linux_kernel_release(info)
+        if is_linux
+        else (info.version if info.system == "Windows" else info.release)
+    )
     here = packages_probe.is_running_interpreter(ctx)
 
     try:
-        report = packages_probe.read_target(ctx, {"translated": info.system == "Darwin" and not here})
+        report = packages_probe.read_target(
+            ctx, {"translated": info.system == "Darwin" and not here}
+        )
         python = report.get("python")
         if not isinstance(python, dict):
             raise ProbeUnavailable(f"the interpreter {ctx.python} gave a malformed answer")
