@@ -16,13 +16,19 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.facts import TorchFacts, Unavailable, is_unavailable
-from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys, collect
-from torchdoctor.probes import pytorch
-from torchdoctor.probes._torch_child import FUNCTION_SETTINGS, ATTRIBUTE_SETTINGS
+from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys, collect, pytorch
+from torchdoctor.probes._torch_child import ATTRIBUTE_SETTINGS, FUNCTION_SETTINGS
 
 FAKES = Path(__file__).resolve().parent.parent / "data" / "fake_torch"
 
-STATUS_FIELDS = {"python_executable", "import_status", "import_error", "missing_library", "missing_symbol", "signal"}
+STATUS_FIELDS = {
+    "python_executable",
+    "import_status",
+    "import_error",
+    "missing_library",
+    "missing_symbol",
+    "signal",
+}
 
 
 def _other_fields_unavailable(facts: TorchFacts, words: str) -> None:
@@ -51,7 +57,12 @@ def test_child_reads_the_real_torch_like_torch_itself(child_facts):
     f = child_facts
     assert f.import_status == "ok"
     assert f.python_executable == sys.executable
-    assert f.import_error is None and f.missing_library is None and f.missing_symbol is None and f.signal is None
+    assert (
+        f.import_error is None
+        and f.missing_library is None
+        and f.missing_symbol is None
+        and f.signal is None
+    )
     assert f.version == torch.__version__ == "2.13.0+cpu"
     assert f.git_version == torch.version.git_version
     assert f.debug_build is torch.version.debug
@@ -139,7 +150,8 @@ def test_every_setting_of_torch_2_13_equals_its_getter(child_facts):
     assert child_facts.settings == expected
     # the settings keys the registry uses, all present in 2.13
     assert set(expected) == set(ATTRIBUTE_SETTINGS) | {setter for setter, _ in FUNCTION_SETTINGS}
-    assert expected["torch.backends.cudnn.benchmark_limit"] is None  # CPU build: plain class attribute
+    # CPU build: benchmark_limit is a plain class attribute
+    assert expected["torch.backends.cudnn.benchmark_limit"] is None
     assert expected["torch.backends.quantized.engine"] == "x86"
 
 
@@ -212,7 +224,9 @@ def fake_torch(monkeypatch):
 def python_without_torch(tmp_path_factory) -> str:
     """A real interpreter (a fresh venv) in which torch is not installed."""
     venv = tmp_path_factory.mktemp("no-torch") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     exe = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     assert exe.exists()
     return str(exe)
@@ -221,14 +235,26 @@ def python_without_torch(tmp_path_factory) -> str:
 @pytest.mark.parametrize(
     ("case", "missing_library", "missing_symbol", "error_words"),
     [
-        ("missing_cudnn", "libcudnn.so.9", None, "ImportError: libcudnn.so.9: cannot open shared object file"),
+        (
+            "missing_cudnn",
+            "libcudnn.so.9",
+            None,
+            "ImportError: libcudnn.so.9: cannot open shared object file",
+        ),
         ("undefined_symbol", None, "ncclCommRegister", "undefined symbol: ncclCommRegister"),
         ("macos_library", "libc++.1.dylib", None, "Library not loaded: @rpath/libc++.1.dylib"),
         ("windows_dll", "c10.dll", None, "OSError: [WinError 126]"),
-        ("missing_dependency", None, None, "No module named 'typing_extensions_that_is_not_installed'"),
+        (
+            "missing_dependency",
+            None,
+            None,
+            "No module named 'typing_extensions_that_is_not_installed'",
+        ),
     ],
 )
-def test_import_errors_are_classified(fake_torch, case, missing_library, missing_symbol, error_words):
+def test_import_errors_are_classified(
+    fake_torch, case, missing_library, missing_symbol, error_words
+):
     fake_torch(case)
     f = pytorch.probe(ProbeContext(python=sys.executable, timeout=60))
     assert f.import_status == "import-error"
@@ -238,14 +264,19 @@ def test_import_errors_are_classified(fake_torch, case, missing_library, missing
     assert f.missing_symbol == missing_symbol
     assert f.signal is None
     assert f.python_executable == sys.executable
-    _other_fields_unavailable(f, "torch failed to import: " + error_words)
+    _other_fields_unavailable(f, "torch failed to import: ")
+    assert error_words in f.version.reason
 
 
 @pytest.mark.parametrize(
     ("case", "sig", "words"),
     [
         ("segfault", "SIGSEGV", "segmentation fault"),
-        ("sigill", "SIGILL", "illegal instruction: this torch build uses CPU instructions this CPU lacks"),
+        (
+            "sigill",
+            "SIGILL",
+            "illegal instruction: this torch build uses CPU instructions this CPU lacks",
+        ),
     ],
 )
 def test_a_signal_during_import_is_a_crash(fake_torch, case, sig, words):
@@ -265,11 +296,11 @@ def test_a_hanging_import_times_out_and_says_where(fake_torch):
     fake_torch("hang")
     f = pytorch.probe(ProbeContext(python=sys.executable, timeout=2))
     assert f.import_status == "timeout"
-    assert "within 2 s" in f.import_error
+    assert "timed out after 2 s" in f.import_error
     assert "while importing torch" in f.import_error
     assert "hang/torch/__init__.py" in f.import_error and "_wait_for_driver" in f.import_error
     assert f.signal is None
-    _other_fields_unavailable(f, "within 2 s")
+    _other_fields_unavailable(f, "timed out after 2 s")
 
 
 def test_torch_not_installed(python_without_torch):
@@ -348,7 +379,12 @@ def test_no_output_at_all_is_an_error(monkeypatch):
 
 
 def test_facts_printed_before_a_crash_at_exit_are_kept(monkeypatch):
-    payload = {"import_status": "ok", "version": "2.5.1+cu124", "cuda_build": "12.4", "python_executable": "/x/python"}
+    payload = {
+        "import_status": "ok",
+        "version": "2.5.1+cu124",
+        "cuda_build": "12.4",
+        "python_executable": "/x/python",
+    }
     f = _replay(monkeypatch, returncode=-11, stdout="banner\n" + json.dumps(payload) + "\n")
     assert f.import_status == "ok" and f.version == "2.5.1+cu124" and f.cuda_build == "12.4"
     assert f.python_executable == "/x/python"
@@ -371,7 +407,14 @@ def test_an_unexpected_value_costs_one_field(monkeypatch):
 
 @pytest.mark.parametrize(
     ("returncode", "sig"),
-    [(-4, "SIGILL"), (-11, "SIGSEGV"), (-7, "SIGBUS"), (0xC000001D, "SIGILL"), (0xC0000005, "SIGSEGV"), (139, "SIGSEGV")],
+    [
+        (-4, "SIGILL"),
+        (-11, "SIGSEGV"),
+        (-7, "SIGBUS"),
+        (0xC000001D, "SIGILL"),
+        (0xC0000005, "SIGSEGV"),
+        (139, "SIGSEGV"),
+    ],
 )
 def test_crash_codes(monkeypatch, returncode, sig):
     f = _replay(monkeypatch, returncode=returncode, stderr="torchdoctor-child: phase=cuda\n")
@@ -380,6 +423,93 @@ def test_crash_codes(monkeypatch, returncode, sig):
 
 
 def test_timeout_from_the_seam(monkeypatch):
-    f = _replay(monkeypatch, returncode=-9, timed_out=True, stderr="torchdoctor-child: phase=import\n")
+    f = _replay(
+        monkeypatch, returncode=-9, timed_out=True, stderr="torchdoctor-child: phase=import\n"
+    )
     assert f.import_status == "timeout" and f.signal is None
     assert "30 s" in f.import_error
+
+
+# --------------------------------------------------------------------------------------
+# reader details that need no torch
+# --------------------------------------------------------------------------------------
+
+
+def test_assigned_fake_flags_are_not_read_as_settings():
+    """torch.backends modules accept any assignment; only names torch defines are settings."""
+    import types
+
+    from torchdoctor.probes import _torch_child as child
+
+    class Controller:  # like cuda.matmul before 1.12: unknown names raise AssertionError
+        def __getattr__(self, name):
+            if name == "allow_tf32":
+                return True
+            raise AssertionError("Unknown attribute " + name)
+
+    class PropModule(types.ModuleType):  # like torch.backends.cudnn
+        enabled = True
+
+        def __init__(self, m, name):
+            super().__init__(name)
+            self.m = m
+
+        def __getattr__(self, attr):
+            return self.m.__getattribute__(attr)
+
+    original = types.ModuleType("torch.backends.cudnn")
+    original.deterministic = False
+    cudnn = PropModule(original, "torch.backends.cudnn")
+    cudnn.fp32_precision = "tf32"  # a user's assignment of a name this "version" lacks
+    cuda = types.ModuleType("torch.backends.cuda")
+    cuda.matmul = Controller()
+    backends = types.ModuleType("torch.backends")
+    backends.cudnn, backends.cuda = cudnn, cuda
+    torch = types.ModuleType("torch")
+    torch.backends = backends
+
+    settings = child.read_settings(torch)
+    # the original module's globals are real settings too (opt_einsum keeps them there)
+    assert settings == {
+        "torch.backends.cudnn.enabled": True,
+        "torch.backends.cudnn.deterministic": False,
+        "torch.backends.cuda.matmul.allow_tf32": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(8902, "8.9.2"), (7605, "7.6.5"), (90100, "9.1.0"), (91002, "9.10.2")],
+)
+def test_cudnn_version_integers(value, text):
+    from torchdoctor.probes import _torch_child as child
+
+    assert child._cudnn_int_version(value) == text
+
+
+@pytest.mark.parametrize(
+    ("message", "library", "symbol"),
+    [
+        (
+            "libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
+            "libcudnn_cnn_infer.so.8",
+            None,
+        ),
+        (
+            (
+                "/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found "
+                "(required by /venv/lib/python3.10/site-packages/torch/lib/libtorch_python.so)"
+            ),
+            None,
+            "GLIBCXX_3.4.30",
+        ),
+        ("numpy.core.multiarray failed to import", None, None),
+    ],
+)
+def test_loader_messages(message, library, symbol):
+    from torchdoctor.probes import _torch_child as child
+
+    fields = child.import_failure(ImportError(message))
+    assert fields["import_status"] == "import-error"
+    assert fields["missing_library"] == library
+    assert fields["missing_symbol"] == symbol

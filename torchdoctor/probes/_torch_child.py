@@ -27,12 +27,13 @@ if __name__ == "__main__":
     _here = _os.path.dirname(_os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if _os.path.abspath(p or _os.curdir) != _here]
 
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import traceback  # noqa: E402
-import types  # noqa: E402
-import warnings  # noqa: E402
+import json
+import math
+import os
+import re
+import traceback
+import types
+import warnings
 
 PHASE_PREFIX = "torchdoctor-child: phase="
 
@@ -74,14 +75,20 @@ FUNCTION_SETTINGS = (
     ("torch.set_num_interop_threads", "torch.get_num_interop_threads"),
     ("torch.autograd.set_detect_anomaly", "torch.is_anomaly_enabled"),
     ("torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.flash_sdp_enabled"),
-    ("torch.backends.cuda.enable_mem_efficient_sdp", "torch.backends.cuda.mem_efficient_sdp_enabled"),
+    (
+        "torch.backends.cuda.enable_mem_efficient_sdp",
+        "torch.backends.cuda.mem_efficient_sdp_enabled",
+    ),
     ("torch.backends.cuda.enable_math_sdp", "torch.backends.cuda.math_sdp_enabled"),
     ("torch.backends.cuda.enable_cudnn_sdp", "torch.backends.cuda.cudnn_sdp_enabled"),
     (
         "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp",
         "torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed",
     ),
-    ("torch.backends.cuda.preferred_linalg_library", "torch.backends.cuda.preferred_linalg_library"),
+    (
+        "torch.backends.cuda.preferred_linalg_library",
+        "torch.backends.cuda.preferred_linalg_library",
+    ),
     ("torch.backends.cuda.preferred_blas_library", "torch.backends.cuda.preferred_blas_library"),
     ("torch.backends.mha.set_fastpath_enabled", "torch.backends.mha.get_fastpath_enabled"),
     ("torch.backends.nnpack.set_flags", "torch._C._get_nnpack_enabled"),
@@ -102,19 +109,19 @@ def _unavailable(reason):
 def _first_line(exc):
     """``Type: first line of the message`` (torch appends C++ stack traces to messages)."""
     text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0].strip() if text else "")
+    return "{}: {}".format(type(exc).__name__, text[0].strip() if text else "")
 
 
 def _try(what, fn):
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - one failure costs one field
-        return _unavailable("%s failed: %s" % (what, _first_line(exc)))
+        return _unavailable(f"{what} failed: {_first_line(exc)}")
 
 
 def _jsonable(value):
     if value is None or isinstance(value, (bool, int, float, str)):
-        if isinstance(value, float) and value != value:  # NaN is not JSON
+        if isinstance(value, float) and math.isnan(value):  # NaN is not JSON
             return str(value)
         return value
     if isinstance(value, (list, tuple)):
@@ -143,16 +150,16 @@ def _cudnn_int_version(v):
     """cuDNN version integer -> "9.10.2" (cuDNN >= 9: M*10000+m*100+p; before: M*1000+m*100+p)."""
     v = int(v)
     if v >= 90000:
-        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
-    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
 
 
 def _nccl_int_version(v):
     """NCCL_VERSION_CODE -> "2.27.3" (>= 2.9: M*10000+m*100+p; before: M*1000+m*100+p)."""
     v = int(v)
     if v >= 10000:
-        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
-    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
 
 
 def _is_plain_module(obj):
@@ -170,7 +177,9 @@ def _lookup(obj, name):
     """
     if isinstance(obj, types.ModuleType):
         if not _is_plain_module(obj):
-            defined = any(name in vars(k) for k in type(obj).__mro__ if k not in (types.ModuleType, object))
+            defined = any(
+                name in vars(k) for k in type(obj).__mro__ if k not in (types.ModuleType, object)
+            )
             inner = obj.__dict__.get("m")
             if not defined and isinstance(inner, types.ModuleType):
                 defined = name in vars(inner)
@@ -196,8 +205,13 @@ def _resolve(torch, path):
     parts = path.split(".")[1:]
     for i, part in enumerate(parts):
         value = _lookup(obj, part)
-        if value is _ABSENT and isinstance(obj, types.ModuleType) and i < len(parts) - 1:
-            # a submodule the running version has but did not import with torch
+        if (
+            value is _ABSENT
+            and isinstance(obj, types.ModuleType)
+            and i < len(parts) - 1
+            and sys.modules.get("torch") is torch
+        ):
+            # a submodule the running version has but did not bind as an attribute
             modname = "torch." + ".".join(parts[: i + 1])
             mod = sys.modules.get(modname)
             value = mod if mod is not None else _ABSENT
@@ -219,7 +233,7 @@ def read_settings(torch):
         try:
             value = _resolve(torch, key)
         except Exception as exc:  # noqa: BLE001 - e.g. the mixed legacy/new TF32 API state
-            settings[key] = _unavailable("reading %s failed: %s" % (key, _first_line(exc)))
+            settings[key] = _unavailable(f"reading {key} failed: {_first_line(exc)}")
             continue
         if value is not _ABSENT:
             settings[key] = _jsonable(value)
@@ -234,7 +248,7 @@ def read_settings(torch):
         try:
             value = get_fn()
         except Exception as exc:  # noqa: BLE001
-            settings[setter] = _unavailable("%s() failed: %s" % (getter, _first_line(exc)))
+            settings[setter] = _unavailable(f"{getter}() failed: {_first_line(exc)}")
             continue
         if setter.endswith("_library"):
             value = _enum_name(value)
@@ -267,7 +281,7 @@ def _mkldnn_version(show):
 
 
 def _openmp_version(info):
-    m = re.search(r"^\s*OpenMP (\d+)(?: \(a\.k\.a\. OpenMP ([\d.]+)\))?", info, re.M)
+    m = re.search(r"^\s*OpenMP (\d+)(?: \(a\.k\.a\. OpenMP ([\d.]+)\))?", info, re.MULTILINE)
     if not m:
         return None
     return m.group(2) or m.group(1)
@@ -295,8 +309,10 @@ def _cudnn_module(torch):
 
 def _cudnn_runtime(torch):
     cudnn, lib = _cudnn_module(torch)
-    if cudnn is None or lib is None:
-        return None
+    if cudnn is None:
+        return _unavailable("this torch has no torch.backends.cudnn")
+    if lib is None:
+        return None  # built without cuDNN
     if lib is not _ABSENT and hasattr(lib, "getRuntimeVersion"):
         # the loaded library's own version; version() would also raise on a compile/runtime
         # mismatch, which is a fact for the rules to judge, not a reason to lose the version
@@ -307,21 +323,25 @@ def _cudnn_runtime(torch):
 
 def _cudnn_compiled(torch):
     cudnn, lib = _cudnn_module(torch)
-    if cudnn is None or lib is None:
-        return None
+    if cudnn is None:
+        return _unavailable("this torch has no torch.backends.cudnn")
+    if lib is None:
+        return None  # built without cuDNN
     if lib is _ABSENT:
         lib = getattr(getattr(torch, "_C", None), "_cudnn", None)
-        if lib is None:
+    if lib is None or not hasattr(lib, "getCompileVersion"):
+        if hasattr(cudnn, "is_available") and not cudnn.is_available():
             return None
-    if not hasattr(lib, "getCompileVersion"):
-        return _unavailable("this torch version does not report the cuDNN version it was built with")
+        return _unavailable(
+            "this torch version does not report the cuDNN version it was built with"
+        )
     return _dotted_version(lib.getCompileVersion())
 
 
 def _nccl_version(torch):
     if not hasattr(torch._C, "_nccl_version"):
         return None  # built without NCCL (CPU, macOS, Windows)
-    import torch.cuda.nccl as nccl
+    from torch.cuda import nccl
 
     v = nccl.version()
     if isinstance(v, (tuple, list)):
@@ -346,13 +366,13 @@ def _device(torch, index):
     try:
         props = torch.cuda.get_device_properties(index)
     except Exception as exc:  # noqa: BLE001
-        reason = "torch.cuda.get_device_properties(%d) failed: %s" % (index, _first_line(exc))
+        reason = f"torch.cuda.get_device_properties({index}) failed: {_first_line(exc)}"
         for k in ("name", "compute_capability", "total_memory_bytes", "multi_processor_count"):
             dev[k] = _unavailable(reason)
         return dev
     dev["name"] = _try("device name", lambda: str(props.name))
     dev["compute_capability"] = _try(
-        "compute capability", lambda: float("%d.%d" % (props.major, props.minor))
+        "compute capability", lambda: float(f"{int(props.major)}.{int(props.minor)}")
     )
     dev["total_memory_bytes"] = _try("total memory", lambda: int(props.total_memory))
     dev["multi_processor_count"] = _try("SM count", lambda: int(props.multi_processor_count))
@@ -373,13 +393,21 @@ def _read_cuda(torch, init_cuda):
     cuda = getattr(torch, "cuda", None)
     if cuda is None:
         reason = "this torch has no torch.cuda"
-        return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
+        return {
+            k: _unavailable(reason)
+            for k in ("cuda_available", "device_count", "devices", "cuda_init_error")
+        }
     # without CUDA compiled in, is_available() touches no driver and is always safe
     compiled = hasattr(getattr(torch, "_C", None), "_cuda_getDeviceCount")
     initialised = hasattr(cuda, "is_initialized") and _try("", cuda.is_initialized) is True
     if not init_cuda and compiled and not initialised:
-        reason = "CUDA is not initialised in this process and torchdoctor does not initialise it here"
-        return {k: _unavailable(reason) for k in ("cuda_available", "device_count", "devices", "cuda_init_error")}
+        reason = (
+            "CUDA is not initialised in this process and torchdoctor does not initialise it here"
+        )
+        return {
+            k: _unavailable(reason)
+            for k in ("cuda_available", "device_count", "devices", "cuda_init_error")
+        }
     messages = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -428,10 +456,18 @@ def _read_facts(torch, init_cuda, phase):
         "signal": None,
     }
     facts["version"] = _try("torch.__version__", lambda: str(torch.__version__))
-    facts["git_version"] = _try("torch.version.git_version", lambda: _opt_str(getattr(version, "git_version", None)))
-    facts["debug_build"] = _try("torch.version.debug", lambda: bool(getattr(version, "debug", False)))
-    facts["module_path"] = _try("torch.__file__", lambda: os.path.dirname(os.path.abspath(torch.__file__)))
-    facts["cuda_build"] = _try("torch.version.cuda", lambda: _opt_str(getattr(version, "cuda", None)))
+    facts["git_version"] = _try(
+        "torch.version.git_version", lambda: _opt_str(getattr(version, "git_version", None))
+    )
+    facts["debug_build"] = _try(
+        "torch.version.debug", lambda: bool(getattr(version, "debug", False))
+    )
+    facts["module_path"] = _try(
+        "torch.__file__", lambda: os.path.dirname(os.path.abspath(torch.__file__))
+    )
+    facts["cuda_build"] = _try(
+        "torch.version.cuda", lambda: _opt_str(getattr(version, "cuda", None))
+    )
     facts["hip_build"] = _try("torch.version.hip", lambda: _opt_str(getattr(version, "hip", None)))
     facts["arch_list"] = _try("reading the compiled GPU architectures", lambda: _arch_list(torch))
 
@@ -439,14 +475,19 @@ def _read_facts(torch, init_cuda, phase):
     facts.update(_read_cuda(torch, init_cuda))
     phase("read")
 
-    facts["cudnn_version"] = _try("reading the cuDNN runtime version", lambda: _cudnn_runtime(torch))
-    facts["cudnn_compiled_version"] = _try("reading the cuDNN build version", lambda: _cudnn_compiled(torch))
+    facts["cudnn_version"] = _try(
+        "reading the cuDNN runtime version", lambda: _cudnn_runtime(torch)
+    )
+    facts["cudnn_compiled_version"] = _try(
+        "reading the cuDNN build version", lambda: _cudnn_compiled(torch)
+    )
     facts["nccl_version"] = _try("torch.cuda.nccl.version()", lambda: _nccl_version(torch))
 
     backends = getattr(torch, "backends", None)
     mps = getattr(backends, "mps", None)
     facts["mps_built"] = _try(
-        "torch.backends.mps.is_built()", lambda: bool(mps.is_built()) if hasattr(mps, "is_built") else False
+        "torch.backends.mps.is_built()",
+        lambda: bool(mps.is_built()) if hasattr(mps, "is_built") else False,
     )
     facts["mps_available"] = _try(
         "torch.backends.mps.is_available()",
@@ -454,26 +495,43 @@ def _read_facts(torch, init_cuda, phase):
     )
     xpu = getattr(torch, "xpu", None)
     facts["xpu_available"] = _try(
-        "torch.xpu.is_available()", lambda: bool(xpu.is_available()) if hasattr(xpu, "is_available") else False
+        "torch.xpu.is_available()",
+        lambda: bool(xpu.is_available()) if hasattr(xpu, "is_available") else False,
     )
 
     show = _try("torch.__config__.show()", lambda: _config_show(torch))
     info = _try("torch.__config__.parallel_info()", lambda: _parallel_info(torch))
-    facts["cpu_capability"] = _try("torch.backends.cpu.get_cpu_capability()", lambda: _cpu_capability(torch, show))
+    facts["cpu_capability"] = _try(
+        "torch.backends.cpu.get_cpu_capability()", lambda: _cpu_capability(torch, show)
+    )
     cpu_mod = getattr(torch, "cpu", None)
     if cpu_mod is not None and hasattr(cpu_mod, "get_capabilities"):
-        facts["cpu_capabilities"] = _try("torch.cpu.get_capabilities()", lambda: _jsonable(dict(cpu_mod.get_capabilities())))
+        facts["cpu_capabilities"] = _try(
+            "torch.cpu.get_capabilities()", lambda: _jsonable(dict(cpu_mod.get_capabilities()))
+        )
     else:
-        facts["cpu_capabilities"] = _unavailable("this torch version has no torch.cpu.get_capabilities()")
+        facts["cpu_capabilities"] = _unavailable(
+            "this torch version has no torch.cpu.get_capabilities()"
+        )
 
     mkl = getattr(backends, "mkl", None)
-    facts["mkl_available"] = _try("torch.backends.mkl.is_available()", lambda: bool(mkl.is_available()))
-    facts["mkl_version"] = _from_text(show, "torch.__config__.show()", _mkl_version, facts["mkl_available"])
+    facts["mkl_available"] = _try(
+        "torch.backends.mkl.is_available()", lambda: bool(mkl.is_available())
+    )
+    facts["mkl_version"] = _from_text(
+        show, "torch.__config__.show()", _mkl_version, facts["mkl_available"]
+    )
     mkldnn = getattr(backends, "mkldnn", None)
-    facts["mkldnn_available"] = _try("torch.backends.mkldnn.is_available()", lambda: bool(mkldnn.is_available()))
-    facts["mkldnn_version"] = _from_text(show, "torch.__config__.show()", _mkldnn_version, facts["mkldnn_available"])
+    facts["mkldnn_available"] = _try(
+        "torch.backends.mkldnn.is_available()", lambda: bool(mkldnn.is_available())
+    )
+    facts["mkldnn_version"] = _from_text(
+        show, "torch.__config__.show()", _mkldnn_version, facts["mkldnn_available"]
+    )
     openmp = getattr(backends, "openmp", None)
-    facts["openmp_available"] = _try("torch.backends.openmp.is_available()", lambda: bool(openmp.is_available()))
+    facts["openmp_available"] = _try(
+        "torch.backends.openmp.is_available()", lambda: bool(openmp.is_available())
+    )
     facts["openmp_version"] = _from_text(
         info, "torch.__config__.parallel_info()", _openmp_version, facts["openmp_available"]
     )
@@ -482,11 +540,15 @@ def _read_facts(torch, init_cuda, phase):
     facts["num_interop_threads"] = _getter(torch, "get_num_interop_threads", int)
     facts["float32_matmul_precision"] = _getter(torch, "get_float32_matmul_precision", str)
     if hasattr(torch, "are_deterministic_algorithms_enabled"):
-        facts["deterministic_algorithms"] = _getter(torch, "are_deterministic_algorithms_enabled", bool)
+        facts["deterministic_algorithms"] = _getter(
+            torch, "are_deterministic_algorithms_enabled", bool
+        )
     else:
         facts["deterministic_algorithms"] = _getter(torch, "is_deterministic", bool)  # 1.7
     if hasattr(torch, "is_deterministic_algorithms_warn_only_enabled"):
-        facts["deterministic_warn_only"] = _getter(torch, "is_deterministic_algorithms_warn_only_enabled", bool)
+        facts["deterministic_warn_only"] = _getter(
+            torch, "is_deterministic_algorithms_warn_only_enabled", bool
+        )
     elif isinstance(facts["deterministic_algorithms"], bool):
         facts["deterministic_warn_only"] = False  # before 1.11 there was no warn-only mode
     else:
@@ -502,8 +564,8 @@ def _opt_str(value):
 def _getter(torch, name, cast):
     fn = getattr(torch, name, None)
     if fn is None:
-        return _unavailable("this torch version has no torch.%s()" % name)
-    return _try("torch.%s()" % name, lambda: cast(fn()))
+        return _unavailable(f"this torch version has no torch.{name}()")
+    return _try(f"torch.{name}()", lambda: cast(fn()))
 
 
 def _from_text(text, source, parse, available):
@@ -512,8 +574,8 @@ def _from_text(text, source, parse, available):
     if available is False:
         return None
     if text is None:
-        return _unavailable("this torch version has no %s" % source.rsplit("(", 1)[0])
-    return _try("parsing %s" % source, lambda: parse(text))
+        return _unavailable("this torch version has no {}".format(source.rsplit("(", 1)[0]))
+    return _try(f"parsing {source}", lambda: parse(text))
 
 
 # --------------------------------------------------------------------------------------
@@ -528,7 +590,7 @@ def _missing_library(message):
     m = re.search(r"Library not loaded:\s*(\S+)", message)
     if m:
         return m.group(1).rsplit("/", 1)[-1]
-    m = re.search(r"([\w.+-]+\.dll)\b", message, re.I)
+    m = re.search(r"([\w.+-]+\.dll)\b", message, re.IGNORECASE)
     if m:
         return m.group(1)
     if re.search(r"undefined symbol|Symbol not found|not found \(required by", message):
@@ -581,8 +643,8 @@ def namespace_failure(torch):
     where = ", ".join(list(getattr(torch, "__path__", []) or []))
     return {
         "import_status": "import-error",
-        "import_error": "torch imported as an empty namespace package from %s "
-        "(a directory left behind by an incomplete install or uninstall)" % (where or "?"),
+        "import_error": f"torch imported as an empty namespace package from {where or '?'} "
+        "(a directory left behind by an incomplete install or uninstall)",
         "missing_library": None,
         "missing_symbol": None,
         "signal": None,
@@ -643,7 +705,12 @@ def _main(argv):
             try:
                 result.update(read_facts(torch, phase=_phase))
             except Exception as exc:  # noqa: BLE001 - a bug here must still answer
-                result.update({"import_status": "error", "import_error": "torchdoctor child: " + _first_line(exc)})
+                result.update(
+                    {
+                        "import_status": "error",
+                        "import_error": "torchdoctor child: " + _first_line(exc),
+                    }
+                )
     _phase("done")
     try:
         import faulthandler

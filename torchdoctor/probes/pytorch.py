@@ -22,7 +22,14 @@ from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys
 
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_child.py")
 
-_STATUS_FIELDS = ("python_executable", "import_status", "import_error", "missing_library", "missing_symbol", "signal")
+_STATUS_FIELDS = (
+    "python_executable",
+    "import_status",
+    "import_error",
+    "missing_library",
+    "missing_symbol",
+    "signal",
+)
 
 # What a signal means when it kills `import torch`; shown to the user as the reason.
 _SIGNAL_MEANING = {
@@ -51,7 +58,7 @@ _PHASES = {
     "done": "after reading torch facts",
 }
 
-_PHASE_RE = re.compile(r"^" + re.escape("torchdoctor-child: phase=") + r"(\w+)\s*$", re.M)
+_PHASE_RE = re.compile(r"^" + re.escape("torchdoctor-child: phase=") + r"(\w+)\s*$", re.MULTILINE)
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+?)\s*$')
 
 
@@ -80,7 +87,9 @@ def facts_in_process() -> TorchFacts:
     """
     torch = sys.modules.get("torch")
     if torch is None:
-        raise ProbeUnavailable("torch is not imported in this process (use probe() to read it in a child)")
+        raise ProbeUnavailable(
+            "torch is not imported in this process (use probe() to read it in a child)"
+        )
     from torchdoctor.probes import _torch_child
 
     data: dict[str, Any] = {"python_executable": sys.executable}
@@ -92,7 +101,9 @@ def facts_in_process() -> TorchFacts:
     return _validate(data, sys.executable)
 
 
-def facts_from_completed(done: _sys.Completed, python: str, timeout: Optional[float] = None) -> TorchFacts:
+def facts_from_completed(
+    done: _sys.Completed, python: str, timeout: Optional[float] = None
+) -> TorchFacts:
     """Classify what the child left behind: JSON facts, a timeout, a crash or garbage."""
     if done.error is not None and done.returncode is None:
         raise ProbeUnavailable(f"cannot run the Python interpreter {python}: {done.error}")
@@ -109,8 +120,9 @@ def facts_from_completed(done: _sys.Completed, python: str, timeout: Optional[fl
     if done.timed_out:
         seconds = f"{timeout:g} s" if timeout is not None else "the timeout"
         where = _PHASES.get(phase or "import", "while importing torch")
-        text = f"torch child did not finish within {seconds} ({where}"
-        text += f", stuck at {location})" if location else ")"
+        text = f"timed out after {seconds} {where}"
+        if location:
+            text += f", stuck at {location}"
         data = {"python_executable": python, "import_status": "timeout", "import_error": text}
         return _failed(data, f"torch facts unavailable: {text}")
     sig = _crash_signal(done.returncode)
@@ -120,10 +132,17 @@ def facts_from_completed(done: _sys.Completed, python: str, timeout: Optional[fl
         text = f"{sig} ({meaning}) {where}"
         if location:
             text += f", at {location}"
-        data = {"python_executable": python, "import_status": "crashed", "import_error": text, "signal": sig}
+        data = {
+            "python_executable": python,
+            "import_status": "crashed",
+            "import_error": text,
+            "signal": sig,
+        }
         return _failed(data, f"torch crashed: {text}")
     line = _last_error_line(done.stderr) or _last_error_line(done.stdout)
     text = line or f"the torch child exited with status {done.returncode} and printed no facts"
+    if line and line.startswith("SyntaxError") and "_torch_child.py" in done.stderr:
+        text = f"{python} is too old to run torchdoctor's torch reader (Python >= 3.8): {line}"
     data = {"python_executable": python, "import_status": "error", "import_error": text}
     return _failed(data, f"torch facts unavailable: {text}")
 
@@ -167,7 +186,9 @@ def _reason_for(data: dict, python: str) -> str:
 
 def _failed(data: dict, reason: str) -> TorchFacts:
     """TorchFacts for a torch that could not be read: status fields set, the rest Unavailable."""
-    values: dict[str, Any] = {name: Unavailable(unavailable=reason) for name in TorchFacts.model_fields}
+    values: dict[str, Any] = {
+        name: Unavailable(unavailable=reason) for name in TorchFacts.model_fields
+    }
     for name in _STATUS_FIELDS:
         values[name] = data.get(name)
     return _validate(values, str(data.get("python_executable") or sys.executable))
@@ -189,7 +210,9 @@ def _validate(data: dict, python: str) -> TorchFacts:
                 if err.get("type") == "extra_forbidden":
                     data.pop(name, None)
                 else:
-                    data[name] = Unavailable(unavailable=f"torch reported an unexpected value for {name}")
+                    data[name] = Unavailable(
+                        unavailable=f"torch reported an unexpected value for {name}"
+                    )
     raise ProbeUnavailable("torch facts from the child could not be understood")
 
 
