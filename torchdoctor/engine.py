@@ -237,6 +237,8 @@ TABLE_FUNCTIONS = (
     "python_supported",
     "torchvision_for",
     "torchaudio_for",
+    "cuda_for_conda_build",
+    "wheel_index_url",
 )
 
 BASE_FUNCTIONS: dict[str, Any] = {

@@ -22,8 +22,8 @@ def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
                      packages=off, system=off)
     cc = tables.cc_for_gpu_name(name)
     if cc is None:
-        names = tables.gpu_names() if hasattr(tables, "gpu_names") else []
-        close = difflib.get_close_matches(name, names, n=4, cutoff=0.5)
+        names = sorted({m for g in tables.load("gpu_models")["groups"] for m in g.get("match", [])})
+        close = difflib.get_close_matches(name.lower(), names, n=4, cutoff=0.6)
         hint = f"; close matches: {', '.join(close)}" if close else ""
         raise UserError(f"--gpu {name!r}: unknown GPU name{hint}")
     arch = tables.arch_for_cc(cc)

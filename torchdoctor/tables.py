@@ -2,28 +2,58 @@
 
 Knowledge (which compute capability is which architecture, which driver a CUDA version
 needs, which archs a wheel was compiled for) lives in the YAML files, each entry with its
-source; this module only loads and looks up. The same functions are given to rule
-conditions by the engine (see ``FUNCTIONS``).
+source; this module only loads, checks the shape and looks up. The same functions are given
+to rule conditions by the engine (``engine.TABLE_FUNCTIONS``).
+
+Every lookup is tolerant: input it cannot read, or a value the tables do not know, gives
+``None`` (never a guess, never an exception). Versions are compared with ``packaging``.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Optional
 
 import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from torchdoctor.paths import data_dir
+
+CC = tuple  # (major, minor)
 
 
 class DataFileError(Exception):
     """A malformed data file: carries ``path:line: what``."""
 
 
-@functools.lru_cache(maxsize=None)
+# ----------------------------------------------------------------------------------------
+# loading (with line numbers, so a malformed entry is reported as path:line)
+# ----------------------------------------------------------------------------------------
+
+
+class _Map(dict):
+    """A YAML mapping that remembers its 1-based line."""
+
+    line = 0
+
+
+class _Loader(yaml.SafeLoader):
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        data = _Map(super().construct_mapping(node, deep=True))
+        data.line = node.start_mark.line + 1
+        return data
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+
+
+@functools.cache
 def load(name: str, directory: Optional[str] = None) -> Any:
-    """Load ``rules/data/<name>.yaml`` (cached)."""
+    """Load ``rules/data/<name>.yaml`` (cached) and check its shape when a check exists."""
     path = Path(directory) if directory else data_dir()
     path = path / f"{name}.yaml"
     try:
@@ -31,18 +61,559 @@ def load(name: str, directory: Optional[str] = None) -> Any:
     except OSError as exc:
         raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise DataFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    check = _CHECKS.get(name)
+    if check is not None:
+        check(_Checker(path), data)
+    return _plain(data)
 
 
-def arch_for_cc(cc: Optional[float]) -> Optional[str]:
-    """Architecture name for a compute capability (8.6 -> "Ampere"), None if unknown."""
-    if cc is None:
+def _plain(node: Any) -> Any:
+    """Plain dicts and lists again (line numbers are only needed while checking)."""
+    if isinstance(node, dict):
+        return {key: _plain(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_plain(item) for item in node]
+    return node
+
+
+class _Checker:
+    """Raises DataFileError at the line of the offending mapping."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, node: Any, what: str) -> None:
+        line = getattr(node, "line", 0)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        raise DataFileError(f"{where}: {what}")
+
+    def mapping(self, node: Any, what: str) -> None:
+        if not isinstance(node, dict):
+            self.fail(node, f"{what} must be a mapping")
+
+    def items(self, node: Any, key: str) -> list:
+        value = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(value, list):
+            self.fail(node, f"'{key}' must be a list")
+        return value
+
+    def number(self, node: Any, key: str, value: Any, allow_none: bool = False) -> None:
+        if value is None and allow_none:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(node, f"'{key}' must be a number, got {value!r}")
+
+    def version(self, node: Any, key: str, value: Any, allow_none: bool = True) -> None:
+        if value is None and allow_none:
+            return
+        try:
+            Version(str(value))
+        except InvalidVersion:
+            self.fail(node, f"'{key}' is not a version: {value!r}")
+
+
+def _check_gpu_archs(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for arch in c.items(data, "architectures"):
+        c.mapping(arch, "an architecture")
+        if not isinstance(arch.get("name"), str):
+            c.fail(arch, "'name' must be a string")
+        for cc in c.items(arch, "compute_capabilities"):
+            c.number(arch, "compute_capabilities", cc)
+        for key, value in (arch.get("tensor_cores") or {}).items():
+            if not isinstance(value, bool):
+                c.fail(arch, f"tensor_cores.{key} must be true or false")
+        for cap in arch.get("capabilities") or []:
+            c.mapping(cap, "a capability")
+            c.number(cap, "cc", cap.get("cc"))
+
+
+def _check_gpu_models(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for group in c.items(data, "groups"):
+        c.mapping(group, "a group")
+        if "cc" not in group:
+            c.fail(group, "'cc' is missing (use null for an ambiguous name)")
+        c.number(group, "cc", group["cc"], allow_none=True)
+        for text in c.items(group, "match"):
+            if not isinstance(text, str) or not _tokens(text):
+                c.fail(group, f"bad match string {text!r}")
+
+
+def _check_driver_min(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for toolkit in c.items(data, "toolkits"):
+        c.mapping(toolkit, "a toolkit")
+        c.version(toolkit, "cuda", toolkit.get("cuda"), allow_none=False)
+        for rel in c.items(toolkit, "releases"):
+            c.mapping(rel, "a release")
+            for key in ("linux", "windows", "toolkit_version"):
+                c.version(rel, key, rel.get(key))
+    compat = data.get("minor_version_compatibility")
+    c.mapping(compat, "minor_version_compatibility")
+    for floor in c.items(compat, "floors"):
+        c.mapping(floor, "a floor")
+        if not isinstance(floor.get("major"), int):
+            c.fail(floor, "'major' must be an integer")
+        for key in ("linux", "windows", "upper_exclusive"):
+            c.version(floor, key, floor.get(key))
+
+
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+
+
+def _check_wheel_archs(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    compat = data.get("compatibility")
+    c.mapping(compat, "compatibility")
+    for rule in c.items(compat, "exact_only"):
+        c.number(rule, "code", rule.get("code"))
+    c.items(compat, "excluded_devices")
+    builds = data.get("builds")
+    c.mapping(builds, "builds")
+    for block in builds.values():
+        c.mapping(block, "a build block")
+        for entry in c.items(block, "entries"):
+            c.mapping(entry, "a build entry")
+            try:
+                SpecifierSet(str(entry.get("torch")))
+            except InvalidSpecifier:
+                c.fail(entry, f"'torch' is not a version specifier: {entry.get('torch')!r}")
+            cudas = entry.get("cuda")
+            for cuda in cudas if isinstance(cudas, list) else [cudas]:
+                c.version(entry, "cuda", cuda, allow_none=False)
+            for arch in c.items(entry, "archs"):
+                if not isinstance(arch, str) or not _ARCH_RE.match(arch):
+                    c.fail(entry, f"bad arch {arch!r} (expected sm_XY or compute_XY)")
+    patterns = data.get("conda_build_patterns")
+    c.mapping(patterns, "conda_build_patterns")
+    for pattern in c.items(patterns, "patterns"):
+        try:
+            re.compile(pattern)
+        except (re.error, TypeError) as exc:
+            c.fail(patterns, f"bad pattern {pattern!r}: {exc}")
+
+
+def _check_torch_releases(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for rel in c.items(data, "releases"):
+        c.mapping(rel, "a release")
+        c.version(rel, "version", rel.get("version"), allow_none=False)
+        python = rel.get("python")
+        if python is not None:
+            c.mapping(python, "'python'")
+            for key in ("min", "max"):
+                c.version(rel, f"python.{key}", python.get(key), allow_none=False)
+        for key in rel.get("overrides") or {}:
+            c.version(rel, "overrides key", key, allow_none=False)
+
+
+_CHECKS: dict[str, Callable[[_Checker, Any], None]] = {
+    "gpu_archs": _check_gpu_archs,
+    "gpu_models": _check_gpu_models,
+    "driver_min": _check_driver_min,
+    "wheel_archs": _check_wheel_archs,
+    "torch_releases": _check_torch_releases,
+}
+
+
+# ----------------------------------------------------------------------------------------
+# small parsers (tolerant: None when the input cannot be read)
+# ----------------------------------------------------------------------------------------
+
+
+def _cc(value: Any) -> Optional[CC]:
+    """(major, minor) from 8.6, "8.6", (8, 6), "sm_86"; None otherwise."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        try:
+            return int(value[0]), int(value[1])
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, str):
+        arch = _ARCH_RE.match(value.strip().lower())
+        if arch:
+            return _arch_cc(arch.group(2))
+    try:
+        major, minor = f"{float(value):.1f}".split(".")
+    except (TypeError, ValueError):
+        return None
+    return (int(major), int(minor)) if int(major) >= 0 else None
+
+
+def _arch_cc(digits: str) -> CC:
+    return int(digits[:-1] or 0), int(digits[-1])
+
+
+def _as_float(cc: CC) -> float:
+    return float(f"{cc[0]}.{cc[1]}")
+
+
+def _version(value: Any) -> Optional[Version]:
+    """Release part of a version (2.7.0+cu128 -> 2.7.0, 2.10.0.dev2025 -> 2.10.0); None if unreadable."""
+    if value is None:
+        return None
+    try:
+        return Version(Version(str(value).strip()).base_version)
+    except InvalidVersion:
+        return None
+
+
+def _local(value: Any) -> Optional[str]:
+    try:
+        return Version(str(value).strip()).local
+    except InvalidVersion:
+        return None
+
+
+def _cuda(value: Any) -> Optional[str]:
+    """Toolkit major.minor from "12.8", "12.8.1", "cu128", "cu92", "V12.8.93"; None otherwise."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    tag = re.fullmatch(r"cu(?:da)?(\d{2,3})", text)
+    if tag:
+        digits = tag.group(1)
+        return f"{int(digits[:-1])}.{digits[-1]}"
+    dotted = re.match(r"v?(\d+)\.(\d+)", text)
+    return f"{int(dotted.group(1))}.{int(dotted.group(2))}" if dotted else None
+
+
+def _majmin(value: Any) -> Optional[tuple]:
+    match = re.match(r"\s*(\d+)\.(\d+)", str(value)) if value is not None else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+# ----------------------------------------------------------------------------------------
+# GPU architectures and models
+# ----------------------------------------------------------------------------------------
+
+
+def _arch_entry(cc: Any) -> Optional[tuple[dict, CC]]:
+    wanted = _cc(cc)
+    if wanted is None:
         return None
     for entry in load("gpu_archs")["architectures"]:
-        if any(abs(float(c) - float(cc)) < 1e-6 for c in entry["compute_capabilities"]):
-            return entry["name"]
+        if any(_cc(c) == wanted for c in entry["compute_capabilities"]):
+            return entry, wanted
     return None
+
+
+def arch_for_cc(cc: Any) -> Optional[str]:
+    """Architecture name for a compute capability (8.6 -> "Ampere"), None if unknown."""
+    found = _arch_entry(cc)
+    return found[0]["name"] if found else None
+
+
+def arch_info(cc: Any) -> Optional[dict]:
+    """Everything gpu_archs.yaml says about one compute capability, per-CC details merged in."""
+    found = _arch_entry(cc)
+    if found is None:
+        return None
+    entry, wanted = found
+    info = {k: v for k, v in entry.items() if k not in ("compute_capabilities", "capabilities")}
+    info["cc"] = _as_float(wanted)
+    info["tensor_cores"] = dict(entry.get("tensor_cores") or {})
+    for cap in entry.get("capabilities") or []:
+        if _cc(cap.get("cc")) == wanted:
+            for key, value in cap.items():
+                if key == "tensor_cores":
+                    info["tensor_cores"].update(value)
+                elif key != "cc":
+                    info[key] = value
+    return info
+
+
+def _tokens(text: str) -> tuple:
+    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    text = re.sub(r"[-_/,:;]+", " ", text)
+    text = re.sub(r"(\d)([a-z])", r"\1 \2", text)
+    return tuple(text.split())
+
+
+@functools.cache
+def _model_patterns() -> tuple:
+    return tuple(
+        (_tokens(text), group["cc"])
+        for group in load("gpu_models")["groups"]
+        for text in group["match"]
+    )
+
+
+def cc_for_gpu_name(name: Any) -> Optional[float]:
+    """Compute capability for a GPU name ("NVIDIA GeForce RTX 4090 Laptop GPU" -> 8.9); None if unknown."""
+    if not isinstance(name, str):
+        return None
+    words = _tokens(name)
+    matches = [
+        (start, start + len(tokens), cc)
+        for tokens, cc in _model_patterns()
+        for start in range(len(words) - len(tokens) + 1)
+        if words[start : start + len(tokens)] == tokens
+    ]
+    if not matches:
+        return None
+    best = max(matches, key=lambda m: m[1] - m[0])
+    for start, end, cc in matches:
+        inside = best[0] <= start and end <= best[1] and (end - start) < (best[1] - best[0])
+        if not inside and cc != best[2]:
+            return None  # another GPU in the same string, or two names of equal weight disagree
+    return float(best[2]) if best[2] is not None else None
+
+
+# ----------------------------------------------------------------------------------------
+# drivers
+# ----------------------------------------------------------------------------------------
+
+
+def _os_key(os: Any) -> Optional[str]:
+    text = str(os or "").strip().lower()
+    if text.startswith("linux"):
+        return "linux"
+    if text.startswith("win"):
+        return "windows"
+    return None
+
+
+def driver_min(cuda_version: Any, os: str = "Linux") -> Optional[str]:
+    """Minimum driver NVIDIA lists for a toolkit (GA row; the update row when a full version matches)."""
+    wanted, key = _cuda(cuda_version), _os_key(os)
+    if wanted is None or key is None:
+        return None
+    full = (
+        _version(cuda_version)
+        if re.fullmatch(r"\d+\.\d+\.\d+", str(cuda_version).strip())
+        else None
+    )
+    for toolkit in load("driver_min")["toolkits"]:
+        if _cuda(toolkit["cuda"]) != wanted:
+            continue
+        releases = toolkit["releases"]
+        exact = [
+            r for r in releases if full is not None and _version(r.get("toolkit_version")) == full
+        ]
+        row = (exact or [r for r in releases if r.get("release") == "GA"] or releases)[0]
+        return row.get(key)
+    return None
+
+
+def driver_compat_floor(cuda_version: Any, os: str = "Linux") -> Optional[str]:
+    """Lowest driver that runs a build of this CUDA major through minor-version compatibility."""
+    wanted, key = _majmin(_cuda(cuda_version)), _os_key(os)
+    if wanted is None or key is None:
+        return None
+    for floor in load("driver_min")["minor_version_compatibility"]["floors"]:
+        if floor["major"] == wanted[0]:
+            return floor.get(key)
+    return None
+
+
+# ----------------------------------------------------------------------------------------
+# wheels and their architectures
+# ----------------------------------------------------------------------------------------
+
+
+def _releases() -> list:
+    return load("torch_releases")["releases"]
+
+
+def _release(torch_version: Any) -> Optional[dict]:
+    """The torch_releases entry for a version, with its patch-level overrides merged in."""
+    version = _version(torch_version)
+    if version is None:
+        return None
+    for entry in _releases():
+        if Version(str(entry["version"])).release[:2] == version.release[:2]:
+            merged = dict(entry)
+            for key, change in (entry.get("overrides") or {}).items():
+                if Version(str(key)) == version:
+                    for field, value in change.items():
+                        base = merged.get(field)
+                        merged[field] = {**base, **value} if isinstance(base, dict) else value
+            return merged
+    return None
+
+
+def _variant(torch_version: Any, cuda: Any) -> Optional[str]:
+    """cuda as given, else the +cuXXX / +cpu label of the version; "default" = the PyPI default."""
+    if cuda is None:
+        local = _local(torch_version) or ""
+        cuda = local if re.fullmatch(r"cu\d+|cpu", local) else None
+    if isinstance(cuda, str) and cuda.strip().lower() == "default":
+        release = _release(torch_version)
+        cuda = release.get("default_cuda") if release else None
+    return None if cuda is None else str(cuda).strip().lower()
+
+
+def wheel_archs(
+    torch_version: Any, cuda: Any = None, platform: str = "linux_x86_64"
+) -> Optional[list]:
+    """Arch list of the published build (("2.7.0", "12.8") -> [..., "sm_120", "compute_120"]).
+
+    ``cuda``: "12.8", "cu128", "cpu" (-> []), "default" (PyPI's default variant), or None to take the
+    version's own +cuXXX label. ``platform``: a block of wheel_archs.yaml (linux_x86_64, linux_aarch64,
+    windows_x86_64, conda_linux_64). None when the build is unknown.
+    """
+    version, variant = _version(torch_version), _variant(torch_version, cuda)
+    if version is None or variant is None:
+        return None
+    if variant == "cpu":
+        return []
+    wanted = _cuda(variant)
+    block = load("wheel_archs")["builds"].get(platform)
+    if wanted is None or block is None:
+        return None
+    for entry in block["entries"]:
+        cudas = entry["cuda"] if isinstance(entry["cuda"], list) else [entry["cuda"]]
+        if wanted in (_cuda(c) for c in cudas) and SpecifierSet(str(entry["torch"])).contains(
+            version, prereleases=True
+        ):
+            return list(entry["archs"])
+    return None
+
+
+def _code_runs_on(kind: str, code: CC, suffix: str, device: CC) -> bool:
+    compat = load("wheel_archs")["compatibility"]
+    rule = compat["suffix_rules"].get(suffix) if suffix else None
+    same_major = device[0] == code[0] and device[1] >= code[1]
+    if rule == "exact":
+        return device == code
+    if rule == "family":
+        return same_major
+    if kind == "compute":
+        return device >= code
+    for exact in compat["exact_only"]:
+        if _cc(exact["code"]) == code:
+            return device in {_cc(c) for c in exact["runs_on"]}
+    if device != code and device in {_cc(c) for c in compat["excluded_devices"]}:
+        return False
+    return same_major
+
+
+def arch_list_supports(arch_list: Any, cc: Any) -> Optional[bool]:
+    """Whether a compiled arch list has code a GPU of compute capability ``cc`` can run.
+
+    Applies exact matches, same-major binary compatibility (sm_80 runs on 8.6), PTX JIT to newer
+    GPUs (compute_90 runs on 10.0) and the Jetson exceptions from wheel_archs.yaml. None when the
+    list or the CC cannot be read.
+    """
+    device = _cc(cc)
+    if device is None or arch_list is None or isinstance(arch_list, (str, bytes)):
+        return None
+    try:
+        archs = [str(a).strip().lower() for a in arch_list]
+    except TypeError:
+        return None
+    for arch in archs:
+        match = _ARCH_RE.match(arch)
+        if match and _code_runs_on(
+            match.group(1), _arch_cc(match.group(2)), match.group(3), device
+        ):
+            return True
+    return False
+
+
+def wheels_supporting(
+    cc: Any, torch_version: Any = None, platform: str = "linux_x86_64"
+) -> Optional[list]:
+    """Published builds whose arch list runs on ``cc``, newest first, as "2.13+cu126".
+
+    With ``torch_version``, only that release's variants. Announced (unreleased) versions are left out.
+    None when the CC cannot be read.
+    """
+    if _cc(cc) is None:
+        return None
+    only = _version(torch_version).release[:2] if _version(torch_version) else None
+    found = []
+    for release in reversed(_releases()):
+        if release.get("status") == "announced":
+            continue
+        rel = Version(str(release["version"]))
+        if only is not None and rel.release[:2] != only:
+            continue
+        variants = sorted(
+            release.get("cuda_variants") or [],
+            key=lambda v: _majmin(_cuda(v)) or (0, 0),
+            reverse=True,
+        )
+        for variant in variants:
+            archs = wheel_archs(f"{rel}.0", variant, platform)
+            if archs and arch_list_supports(archs, cc):
+                found.append(f"{release['version']}+{variant}")
+    return found
+
+
+def wheel_index_url(variant: Any) -> Optional[str]:
+    """pip index URL of a build variant ("cu128" or "12.8" -> https://download.pytorch.org/whl/cu128)."""
+    text = str(variant or "").strip().lower()
+    cuda = _cuda(text)
+    if cuda is not None:
+        major, minor = cuda.split(".")
+        text = f"cu{major}{minor}"
+    elif not re.fullmatch(r"cpu|rocm\d+(\.\d+)*", text):
+        return None
+    return load("wheel_archs")["index_url"]["pattern"].format(variant=text)
+
+
+def cuda_for_conda_build(build_string: Any) -> Optional[tuple]:
+    """(cuda, cudnn) from a conda build string ("py3.7_cuda10.1.243_cudnn7.6.3_0" -> ("10.1.243", "7.6.3")).
+
+    (None, None) for a CPU build ("py3.7_cpu_0"); None when the string is not recognised.
+    """
+    if not isinstance(build_string, str):
+        return None
+    for pattern in load("wheel_archs")["conda_build_patterns"]["patterns"]:
+        match = re.search(pattern, build_string.lower())
+        if not match:
+            continue
+        groups = match.groupdict()
+        if groups.get("cpu"):
+            return (None, None)
+        cuda = groups.get("cuda") or (
+            _cuda("cu" + groups["cuda_nodot"]) if groups.get("cuda_nodot") else None
+        )
+        return (cuda, groups.get("cudnn"))
+    return None
+
+
+# ----------------------------------------------------------------------------------------
+# releases: Python, domain libraries
+# ----------------------------------------------------------------------------------------
+
+
+def _minors(values: Optional[Iterable]) -> set:
+    return {_majmin(str(v).rstrip("t")) for v in (values or [])}
+
+
+def python_supported(torch_version: Any, python_version: Any) -> Optional[bool]:
+    """Whether the torch release published wheels for this Python minor (experimental ones count)."""
+    release, python = _release(torch_version), _majmin(python_version)
+    spec = release.get("python") if release else None
+    if python is None or not spec:
+        return None
+    if _majmin(spec["min"]) <= python <= _majmin(spec["max"]):
+        return True
+    return python in _minors(spec.get("also")) | _minors(spec.get("experimental"))
+
+
+def torchvision_for(torch_version: Any) -> Optional[str]:
+    """The torchvision release matching a torch release ("2.13.0" -> "0.28"); None if unknown."""
+    release = _release(torch_version)
+    value = release.get("torchvision") if release else None
+    return str(value) if value is not None else None
+
+
+def torchaudio_for(torch_version: Any) -> Optional[str]:
+    """The torchaudio release matching a torch release ("2.5.1" -> "2.5"); None if unknown.
+
+    From torch 2.11 on this is the oldest compatible torchaudio (built on the stable ABI).
+    """
+    release = _release(torch_version)
+    value = release.get("torchaudio") if release else None
+    return str(value) if value is not None else None
