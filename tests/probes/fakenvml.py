@@ -1,9 +1,11 @@
-"""A fake ``pynvml`` that answers NVML calls from a real ``nvidia-smi -q -x`` report.
+"""A fake ``pynvml`` that answers NVML calls from a real nvidia-smi report (XML or text).
 
 There is no GPU on the development machines, so the gpu probe is tested against this module:
-``FakeNvml.from_xml(path)`` parses a recorded report (tests/data/machines/nvidia-smi-q-xml,
-copied from /work/shared/machines with its sources) and answers the same functions, with
-the same argument and return conventions, as nvidia-ml-py 13 (``pynvml``):
+``FakeNvml.from_report(path)`` parses a recorded report (``nvidia-smi -q -x`` XML from
+tests/data/machines/nvidia-smi-q-xml, or ``nvidia-smi -q``/``-a`` text from
+tests/data/machines/nvidia-smi-q, turned into the same elements; sources in
+tests/data/machines/SOURCES.md) and answers the same functions, with the same argument and
+return conventions, as nvidia-ml-py 13 (``pynvml``):
 
 - values come back in NVML's units (bytes, milliwatts, ``[current, pending]`` lists,
   ``nvmlEnableState_t`` ints, bit masks), never in nvidia-smi's text;
@@ -16,7 +18,8 @@ the same argument and return conventions, as nvidia-ml-py 13 (``pynvml``):
 
 The report does not hold the compute capability (taken from
 tests/data/machines/gpu-compute-capability.yaml) nor P2P/NVLink status between GPUs (given
-per test through ``links``; without it NVML's ``NVML_P2P_STATUS_UNKNOWN`` is answered).
+per test through ``links``, e.g. from an ``nvidia-smi topo -m`` matrix with
+``topology_links``; without it NVML's ``NVML_P2P_STATUS_UNKNOWN`` is answered).
 
 Knobs for failure paths: ``init_error`` (nvmlInit raises that code), ``errors`` (a function,
 or ``(function, gpu index)``, raises that code), ``remove`` (functions an older pynvml lacks),
@@ -30,13 +33,15 @@ import ctypes
 import threading
 import types
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, ClassVar, Optional, Union
 
 import yaml
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "machines"
 XML_DIR = DATA / "nvidia-smi-q-xml"
+TEXT_DIR = DATA / "nvidia-smi-q"
 CC_TABLE = DATA / "gpu-compute-capability.yaml"
 
 # --- constants, as pynvml (nvml.h) defines them -------------------------------------------
@@ -111,12 +116,11 @@ NVML_P2P_STATUS_UNKNOWN = 6
 class NVMLError(Exception):
     """Like pynvml.NVMLError: ``NVMLError(code)`` builds the matching subclass."""
 
-    _valClassMapping: dict[int, type] = {}
+    _valClassMapping: ClassVar[dict[int, type]] = {}
 
     def __new__(cls, value: int):
-        if cls is NVMLError:
-            cls = NVMLError._valClassMapping.get(value, cls)
-        obj = Exception.__new__(cls)
+        subclass = NVMLError._valClassMapping.get(value, cls) if cls is NVMLError else cls
+        obj = Exception.__new__(subclass)
         obj.value = value
         return obj
 
@@ -156,7 +160,12 @@ VIRTUALIZATION_MODES = {
     "Host VSGA": 4,
 }
 # What nvidia-smi prints for a field NVML does not support.
-NOT_SUPPORTED_TEXTS = {"N/A", "[N/A]", "Not Supported", "Requested functionality has been deprecated"}
+NOT_SUPPORTED_TEXTS = {
+    "N/A",
+    "[N/A]",
+    "Not Supported",
+    "Requested functionality has been deprecated",
+}
 
 
 def load_cc_table(path: Path = CC_TABLE) -> dict[str, float]:
@@ -208,14 +217,156 @@ class Report:
         self.gpus = [XmlGpu(g) for g in root.findall("gpu")]
 
     @classmethod
-    def parse(cls, path: Union[str, Path]) -> "Report":
-        return cls(ET.parse(str(path)).getroot())
+    def parse(cls, path: Union[str, Path]) -> Report:
+        """An XML report (``nvidia-smi -q -x``) or a text one (``nvidia-smi -q``, ``-a``)."""
+        path = Path(path)
+        if path.suffix == ".xml":
+            return cls(ET.parse(str(path)).getroot())
+        return cls(text_report_to_xml(path.read_text()))
 
 
-def _xml_path(name: Union[str, Path]) -> Path:
+# --- the text report, turned into the XML report's elements ---------------------------------
+
+# Text label path -> XML element path, for the fields the fake answers from.
+TEXT_FIELDS: dict[tuple[str, ...], str] = {
+    ("Product Name",): "product_name",
+    ("Product Architecture",): "product_architecture",
+    ("Persistence Mode",): "persistence_mode",
+    ("MIG Mode", "Current"): "mig_mode/current_mig",
+    ("MIG Mode", "Pending"): "mig_mode/pending_mig",
+    ("Serial Number",): "serial",
+    ("GPU UUID",): "uuid",
+    (
+        "GPU Virtualization Mode",
+        "Virtualization Mode",
+    ): "gpu_virtualization_mode/virtualization_mode",
+    ("PCI", "Bus Id"): "pci/pci_bus_id",
+    ("PCI", "Device Id"): "pci/pci_device_id",
+    (
+        "PCI",
+        "GPU Link Info",
+        "PCIe Generation",
+        "Max",
+    ): "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
+    ("PCI", "GPU Link Info", "PCIe Generation", "Current"): (
+        "pci/pci_gpu_link_info/pcie_gen/current_link_gen"
+    ),
+    (
+        "PCI",
+        "GPU Link Info",
+        "Link Width",
+        "Max",
+    ): "pci/pci_gpu_link_info/link_widths/max_link_width",
+    ("PCI", "GPU Link Info", "Link Width", "Current"): (
+        "pci/pci_gpu_link_info/link_widths/current_link_width"
+    ),
+    ("FB Memory Usage", "Total"): "fb_memory_usage/total",
+    ("FB Memory Usage", "Reserved"): "fb_memory_usage/reserved",
+    ("FB Memory Usage", "Used"): "fb_memory_usage/used",
+    ("FB Memory Usage", "Free"): "fb_memory_usage/free",
+    ("Compute Mode",): "compute_mode",
+    ("ECC Mode", "Current"): "ecc_mode/current_ecc",
+    ("ECC Mode", "Pending"): "ecc_mode/pending_ecc",
+    ("Retired Pages", "Pending Page Blacklist"): "retired_pages/pending_retirement",
+    ("Retired Pages", "Pending Page Retirement"): "retired_pages/pending_retirement",
+    ("Remapped Rows",): "remapped_rows",
+    ("Remapped Rows", "Correctable Error"): "remapped_rows/remapped_row_corr",
+    ("Remapped Rows", "Uncorrectable Error"): "remapped_rows/remapped_row_unc",
+    ("Remapped Rows", "Pending"): "remapped_rows/remapped_row_pending",
+    ("Remapped Rows", "Remapping Failure Occurred"): "remapped_rows/remapped_row_failure",
+    ("Temperature", "GPU Current Temp"): "temperature/gpu_temp",
+    ("Power Readings", "Enforced Power Limit"): "power_readings/enforced_power_limit",
+    ("Power Readings", "Default Power Limit"): "power_readings/default_power_limit",
+    ("GPU Power Readings", "Current Power Limit"): "gpu_power_readings/current_power_limit",
+    ("GPU Power Readings", "Default Power Limit"): "gpu_power_readings/default_power_limit",
+    ("Clocks Event Reasons",): "clocks_event_reasons",
+    ("Clocks Throttle Reasons",): "clocks_throttle_reasons",
+}
+TEXT_CLOCK_REASONS = {
+    "Idle": "gpu_idle",
+    "Applications Clocks Setting": "applications_clocks_setting",
+    "SW Power Cap": "sw_power_cap",
+    "HW Slowdown": "hw_slowdown",
+    "HW Thermal Slowdown": "hw_thermal_slowdown",
+    "HW Power Brake Slowdown": "hw_power_brake_slowdown",
+    "Sync Boost": "sync_boost",
+    "SW Thermal Slowdown": "sw_thermal_slowdown",
+    "Display Clock Setting": "display_clocks_setting",
+}
+
+
+def _text_lines(text: str) -> list[tuple[int, str, Optional[str]]]:
+    """(indent, label, value or None for a section head) per meaningful line."""
+    lines = []
+    for raw in text.splitlines():
+        if not raw.strip() or raw.startswith("="):
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        label, sep, value = raw.strip().partition(" : ")
+        if not sep and raw.rstrip().endswith(" :"):
+            label, value, sep = raw.strip()[:-1], "", " : "
+        lines.append((indent, label.strip(), value.strip() if sep else None))
+    return lines
+
+
+def _xml_path(path: tuple[str, ...]) -> Optional[str]:
+    if path in TEXT_FIELDS:
+        return TEXT_FIELDS[path]
+    if path[0] in ("Clocks Event Reasons", "Clocks Throttle Reasons") and len(path) > 1:
+        kind = "event" if path[0].startswith("Clocks Event") else "throttle"
+        name = TEXT_CLOCK_REASONS.get(path[-1])
+        return None if name is None else f"clocks_{kind}_reasons/clocks_{kind}_reason_{name}"
+    if path[:2] == ("ECC Errors", "Volatile") and len(path) > 2:
+        tags = [p.lower().replace("sec-ded", "secded").replace(" ", "_") for p in path[2:]]
+        return "ecc_errors/volatile/" + "/".join(tags)
+    return None
+
+
+def _put(parent: ET.Element, path: str, value: Optional[str]) -> None:
+    node = parent
+    for tag in path.split("/"):
+        child = node.find(tag)
+        if child is None:
+            child = ET.SubElement(node, tag)
+        node = child
+    if value is not None:
+        node.text = value
+
+
+def text_report_to_xml(text: str) -> ET.Element:
+    """Turn an ``nvidia-smi -q`` text report into the element tree of its XML form."""
+    root = ET.Element("nvidia_smi_log")
+    gpu: Optional[ET.Element] = None
+    stack: list[tuple[int, str]] = []
+    for indent, label, value in _text_lines(text):
+        if indent == 0:
+            stack = []
+            if label.startswith("GPU ") and value is None:
+                gpu = ET.SubElement(root, "gpu", id=label[4:])
+                continue
+            gpu = None
+            tag = {"Driver Version": "driver_version", "CUDA Version": "cuda_version",
+                   "Attached GPUs": "attached_gpus"}.get(label)  # fmt: skip
+            if tag is not None:
+                _put(root, tag, value)
+            continue
+        if gpu is None:
+            continue
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = tuple(s for _, s in stack) + (label,)
+        stack.append((indent, label))
+        target = _xml_path(path)
+        if target is not None:
+            _put(gpu, target, value)
+    return root
+
+
+def _report_path(name: Union[str, Path]) -> Path:
     path = Path(name)
     if not path.is_absolute() and not path.exists():
-        path = XML_DIR / (str(name) if str(name).endswith(".xml") else f"{name}.xml")
+        folder = XML_DIR if str(name).endswith(".xml") else TEXT_DIR
+        path = folder / str(name)
     return path
 
 
@@ -294,8 +445,8 @@ class FakeNvml(types.ModuleType):
             setattr(self, name, fn)
 
     @classmethod
-    def from_xml(cls, name: Union[str, Path], **options: Any) -> "FakeNvml":
-        return cls(Report.parse(_xml_path(name)), **options)
+    def from_report(cls, name: Union[str, Path], **options: Any) -> FakeNvml:
+        return cls(Report.parse(_report_path(name)), **options)
 
     def release(self) -> None:
         """Let a hanging call return (tests call this when they are done)."""
@@ -486,7 +637,7 @@ class FakeNvml(types.ModuleType):
                 continue
             seen = True
             if value == "Active":
-                mask |= CLOCK_EVENT_BITS[child.tag[len(prefix):]]
+                mask |= CLOCK_EVENT_BITS[child.tag[len(prefix) :]]
         if not seen:
             raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
         return mask
@@ -500,13 +651,13 @@ class FakeNvml(types.ModuleType):
         watts = self._gpu(h).number(
             "power_readings/enforced_power_limit", "gpu_power_readings/current_power_limit"
         )
-        return int(round(watts * 1000))
+        return round(watts * 1000)
 
     def _nvmlDeviceGetPowerManagementDefaultLimit(self, h: Handle) -> int:
         watts = self._gpu(h).number(
             "power_readings/default_power_limit", "gpu_power_readings/default_power_limit"
         )
-        return int(round(watts * 1000))
+        return round(watts * 1000)
 
     def _nvmlDeviceGetTemperature(self, h: Handle, sensor: int) -> int:
         if sensor != 0:
@@ -533,5 +684,20 @@ class FakeNvml(types.ModuleType):
 
 
 API = sorted(
-    name[1:] for name in vars(FakeNvml) if name.startswith("_nvml") and callable(vars(FakeNvml)[name])
+    name[1:]
+    for name in vars(FakeNvml)
+    if name.startswith("_nvml") and callable(vars(FakeNvml)[name])
 )
+
+
+def topology_links(text: str) -> dict[tuple[int, int], tuple[LinkStatus, LinkStatus]]:
+    """P2P answers from an ``nvidia-smi topo -m`` matrix: "NV#" pairs are NVLink-connected
+    (and so P2P-capable); for other pairs NVLink is not supported and P2P read is unknown."""
+    rows = [line.split() for line in text.splitlines() if line.startswith("GPU")]
+    links: dict[tuple[int, int], tuple[LinkStatus, LinkStatus]] = {}
+    for a, row in enumerate(rows):
+        for b in range(len(rows)):
+            if a < b:
+                nvlink = row[1 + b].startswith("NV")
+                links[(a, b)] = (0, 0) if nvlink else (NVML_P2P_STATUS_UNKNOWN, 5)
+    return links

@@ -12,7 +12,8 @@ abandoned after :data:`NVML_TIMEOUT_S`.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Callable, Optional, Union
 
 from torchdoctor import tables
 from torchdoctor.facts import GpuDevice, GpuFacts, GpuLink, Unavailable, unavailable
@@ -28,8 +29,7 @@ _INIT_REASONS = {
     12: "NVML library not found: no NVIDIA driver installed",  # LIBRARY_NOT_FOUND
     9: "NVIDIA driver not loaded (NVML: Driver Not Loaded)",  # DRIVER_NOT_LOADED
     18: (  # LIB_RM_VERSION_MISMATCH
-        "NVML library and NVIDIA kernel driver versions differ "
-        "(driver updated without a reboot?)"
+        "NVML library and NVIDIA kernel driver versions differ (driver updated without a reboot?)"
     ),
     4: "no permission to use the NVIDIA driver (NVML: Insufficient Permissions)",  # NO_PERMISSION
 }
@@ -130,7 +130,7 @@ def _read(nvml: Any) -> GpuFacts:
     finally:
         try:
             nvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001 - nothing useful to do about a failed shutdown
+        except Exception:  # noqa: BLE001, S110 - nothing useful to do about a failed shutdown
             pass
 
 
@@ -150,7 +150,8 @@ def _read_initialised(nvml: Any) -> GpuFacts:
         convert=_cuda_version,
     )
     count = _required(
-        _query(nvml, "the GPU count", ("nvmlDeviceGetCount",), convert=_count), "the GPU count"
+        _query(nvml, "the GPU count", ("nvmlDeviceGetCount",), convert=_gpu_count),
+        "the GPU count",
     )
     if isinstance(count, Unavailable):
         return GpuFacts(
@@ -191,9 +192,10 @@ def _read_initialised(nvml: Any) -> GpuFacts:
 
 
 def _read_device(nvml: Any, index: int, h: Any) -> GpuDevice:
-    q: Callable[..., Value] = lambda what, names, *args, convert=_same: _query(  # noqa: E731
-        nvml, what, names if isinstance(names, tuple) else (names,), h, *args, convert=convert
-    )
+    def q(what: str, names: Union[str, tuple[str, ...]], *args: Any, convert=_same) -> Value:
+        names = names if isinstance(names, tuple) else (names,)
+        return _query(nvml, what, names, h, *args, convert=convert)
+
     name = _required(q("the GPU name", "nvmlDeviceGetName", convert=_text), "the GPU name")
     cc = _required(
         q("the compute capability", "nvmlDeviceGetCudaComputeCapability", convert=_cc),
@@ -222,9 +224,9 @@ def _read_device(nvml: Any, index: int, h: Any) -> GpuDevice:
         architecture=_architecture(cc),
         uuid=q("the GPU UUID", "nvmlDeviceGetUUID", convert=_text),
         serial=q("the serial number", "nvmlDeviceGetSerial", convert=_text),
-        pci_bus_id=_derive(pci, lambda p: _text(p.busId), "PCI bus id"),
-        memory_total_mib=_derive(memory, lambda m: _mib(m.total), "memory size"),
-        memory_used_mib=_derive(memory, lambda m: _mib(m.used), "memory use"),
+        pci_bus_id=_derive(pci, lambda p: _text(p.busId), "the PCI bus id"),
+        memory_total_mib=_derive(memory, lambda m: _mib(m.total), "the memory size"),
+        memory_used_mib=_derive(memory, lambda m: _mib(m.used), "the memory use"),
         pcie_gen_current=q(
             "the PCIe generation", "nvmlDeviceGetCurrPcieLinkGeneration", convert=_pcie_gen
         ),
@@ -313,7 +315,9 @@ def _read_links(nvml: Any, handles: Sequence[Any]) -> list[GpuLink]:
                 convert=_nvlink_status,
             )
             # NOT_SUPPORTED for the NVLink capability means these GPUs have no NVLink.
-            links.append(GpuLink(a=a, b=b, p2p_read=read, nvlink=False if nvlink is None else nvlink))
+            links.append(
+                GpuLink(a=a, b=b, p2p_read=read, nvlink=False if nvlink is None else nvlink)
+            )
     return links
 
 
@@ -378,19 +382,24 @@ def _query(
             if code == _code(nvml, "NVML_ERROR_FUNCTION_NOT_FOUND", _FUNCTION_NOT_FOUND):
                 continue  # the driver predates this call: try the older one
             return last
-        return _derive(raw, convert, what)
+        return _convert(raw, convert, what)
     assert last is not None
     return last
 
 
-def _derive(raw: Value, convert: Callable[[Any], Any], what: str) -> Value:
+def _convert(raw: Any, convert: Callable[[Any], Any], what: str) -> Value:
     """Apply ``convert`` to an NVML answer; garbage becomes Unavailable."""
-    if raw is None or isinstance(raw, Unavailable):
-        return raw
     try:
         return convert(raw)
     except _GARBAGE:
         return unavailable(f"NVML returned an unusable value for {what}: {_short(raw)}")
+
+
+def _derive(value: Value, convert: Callable[[Any], Any], what: str) -> Value:
+    """A fact computed from another answer (None and Unavailable pass through)."""
+    if value is None or isinstance(value, Unavailable):
+        return value
+    return _convert(value, convert, what)
 
 
 def _required(value: Value, what: str) -> Value:
@@ -451,6 +460,13 @@ def _int(raw: Any) -> int:
 def _count(raw: Any) -> int:
     value = _int(raw)
     if value < 0:
+        raise ValueError(raw)
+    return value
+
+
+def _gpu_count(raw: Any) -> int:
+    value = _count(raw)
+    if value > 1024:  # no machine has that many; do not loop over garbage
         raise ValueError(raw)
     return value
 
