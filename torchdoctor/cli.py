@@ -116,6 +116,16 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
     return facts
 
 
+def prestart(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
+             timeout: float) -> None:
+    """Start the torch child first: our own imports then overlap with its `import torch`."""
+    if facts_file or from_report or (python and not os.path.exists(python)):
+        return
+    from torchdoctor.probes import _prestart
+
+    _prestart.start(python or sys.executable, timeout)
+
+
 def load_all_rules(rules_dirs: Sequence[str]):
     from torchdoctor.rules import load_rules
 
@@ -224,6 +234,7 @@ def cli(ctx: click.Context) -> None:
 def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore, no_redact, fmt,
           output, debug, explain) -> None:
     """Probe this environment (or read facts/a report) and report what is wrong."""
+    prestart(facts_file, from_report, python, timeout)
     from torchdoctor.engine import evaluate
     from torchdoctor.report import exit_code
 
@@ -246,6 +257,7 @@ def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
 @click.option("--debug", is_flag=True)
 def probe(python, timeout, output, no_redact, debug) -> None:
     """Print the facts of this environment as JSON (load them later with --facts)."""
+    prestart(None, None, python, timeout)
     facts = gather_facts(None, None, python, timeout, debug)
     facts = maybe_redact(facts, no_redact)
     emit(facts.model_dump_json(indent=2) + "\n", output)
@@ -284,6 +296,8 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
               explain, facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
               no_redact, fmt, output, debug) -> None:
     """Recommend settings for a workload, each with its reason, and a setup snippet."""
+    if not gpu_name:
+        prestart(facts_file, from_report, python, timeout)
     from torchdoctor.api import plan_report
     from torchdoctor.report import exit_code
     from torchdoctor.workload import build_workload, load_workload_file
@@ -324,6 +338,110 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
 
 
 # --- report and diff commands (issue 5) : BEGIN ---
+
+
+@cli.command("report", context_settings=CONTEXT)
+@fact_source_options
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(exists=False),
+              metavar="DIR", help="Add a directory of your own rules (repeatable).")
+@click.option("--ignore", multiple=True, metavar="RULE_ID", help="Silence a rule (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE (atomically).")
+@click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and re-raise probe crashes.")
+def report_cmd(facts_file, from_report, python, timeout, rules_dirs, ignore, fmt, output, no_redact,
+               debug) -> None:
+    """Markdown for a bug ticket: summary, findings, collect_env-style facts (redacted).
+
+    Exits 0 whatever it finds (it is not a gate); 2 on a tool error.
+    """
+    from torchdoctor.engine import evaluate
+
+    rules = load_all_rules(rules_dirs)
+    facts = gather_facts(facts_file, from_report, python, timeout, debug)
+    report = evaluate(rules, facts, None, command="report", ignore=ignore)
+    report = maybe_redact(report, no_redact)
+    if fmt == "json":
+        from torchdoctor.render import render
+
+        text = render(report, "json")
+    else:
+        from torchdoctor.ticket import render_ticket
+
+        text = render_ticket(report)
+    emit(text, output, [facts_file, from_report])
+    if output and output != "-":
+        click.echo(f"torchdoctor report: wrote {output} ({summary_line(report)})", err=True)
+    sys.exit(0)
+
+
+DIFF_FORMATS = click.Choice(["terminal", "json", "markdown"])
+
+
+def _load_side(name: str):
+    from torchdoctor.importers import ReportError, load_report
+
+    data = read_input(name)
+    try:
+        return load_report(data, "<stdin>" if name == "-" else name)
+    except ReportError as exc:
+        raise Abort(str(exc)) from None
+
+
+@cli.command("diff", context_settings=CONTEXT)
+@click.argument("left", metavar="A")
+@click.argument("right", metavar="B")
+@click.option("--all", "show_all", is_flag=True, help="Also list differences that do not matter.")
+@click.option("--format", "fmt", type=DIFF_FORMATS, default="terminal", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the comparison to FILE (atomically).")
+@click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
+    """Compare two environments (torchdoctor JSON or pasted collect_env text, '-' = stdin).
+
+    The differences that matter come first (torch, CUDA, cuDNN, driver, GPU, settings,
+    threads, Python, OS, key packages); a value unknown on one side is listed apart, never
+    counted as a difference. Other differences are counted (--all lists them; --format json
+    always lists everything). Exit codes: 0 nothing relevant differs, 1 something does,
+    2 unreadable input.
+    """
+    from torchdoctor.diff import diff_facts, render_diff
+
+    if left == "-" and right == "-":
+        raise Abort("only one of A and B can be '-' (stdin)")
+    a, b = _load_side(left), _load_side(right)
+    if no_redact:
+        _warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
+    else:
+        from torchdoctor.redact import redact_report
+
+        a, b = redact_report(a), redact_report(b)
+    names = ["<stdin>" if n == "-" else os.path.basename(n) for n in (left, right)]
+    if names[0] == names[1]:
+        names = ["<stdin>" if n == "-" else n for n in (left, right)]
+    if not no_redact:
+        from torchdoctor.redact import redact_text
+
+        names = [redact_text(n) for n in names]
+    result = diff_facts(a, b, left_name=names[0], right_name=names[1])
+    if fmt == "terminal":
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ and not output
+        try:
+            width = min(os.get_terminal_size(sys.stdout.fileno()).columns, 160) if color else 120
+        except OSError:
+            width = 120
+        text = render_diff(result, "terminal", show_all=show_all, color=color, width=width)
+    else:
+        text = render_diff(result, fmt, show_all=show_all)
+    emit(text, output, [left, right])
+    if fmt != "terminal" or output:
+        from torchdoctor.diff import headline
+
+        click.echo(f"torchdoctor diff: {headline(result)}", err=True)
+    sys.exit(result.exit_code)
+
+
 # --- report and diff commands (issue 5) : END ---
 
 

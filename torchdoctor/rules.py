@@ -18,6 +18,7 @@ import jinja2
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from torchdoctor import yamlio
 from torchdoctor.errors import RuleFileError
 from torchdoctor.facts import NAMESPACE_MODELS, Unavailable
 from torchdoctor.paths import default_rules_dir
@@ -155,20 +156,23 @@ def _load_rule_file(path: Path, registry: Registry) -> Rule:
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleFileError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
+        raw = yamlio.safe_load(text)
+    except yamlio.YAMLError as exc:
+        line = yamlio.error_line(exc)
         raise RuleFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(raw, dict):
         raise RuleFileError(f"{path}:1: a rule file must be a mapping of fields")
+
+    def line_of(loc: tuple) -> int:
+        # composing the node tree costs as much as parsing: only on the error path
+        return _line_of(yaml.compose(text, Loader=yaml.SafeLoader), loc)
+
     try:
         rule = Rule.model_validate({**raw, "path": str(path)})
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
-        line = _line_of(node, loc)
+        line = line_of(loc)
         where = ".".join(str(x) for x in loc) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
@@ -180,7 +184,7 @@ def _load_rule_file(path: Path, registry: Registry) -> Rule:
         raise RuleFileError(f"{path}:{line}: {msg}") from None
 
     def fail(field: str, what: str) -> RuleFileError:
-        return RuleFileError(f"{path}:{_line_of(node, (field,))}: {what}")
+        return RuleFileError(f"{path}:{line_of((field,))}: {what}")
 
     if rule.id != path.stem:
         raise fail("id", f"rule id '{rule.id}' must equal the file name '{path.stem}'")
@@ -218,7 +222,7 @@ def _load_rule_file(path: Path, registry: Registry) -> Rule:
             for ns in example.facts:
                 if ns not in ROOT_NAMES:
                     raise RuleFileError(
-                        f"{path}:{_line_of(node, ('examples', group, i, 'facts', ns))}: "
+                        f"{path}:{line_of(('examples', group, i, 'facts', ns))}: "
                         f"example '{example.name}': unknown namespace '{ns}'"
                     )
     return rule

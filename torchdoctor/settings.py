@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
-import yaml
+from torchdoctor import yamlio
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -141,10 +141,10 @@ def load_registry(path: Optional[Path] = None) -> Registry:
 @functools.lru_cache(maxsize=4)
 def _load_registry(path: str) -> Registry:
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        raw = yamlio.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
+    except yamlio.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise RuleFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None

@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-import yaml
+from torchdoctor import yamlio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from torchdoctor.errors import WorkloadError
@@ -64,10 +64,10 @@ class Task(BaseModel):
 def load_tasks(path: Optional[str] = None) -> dict[str, Task]:
     p = Path(path) if path else default_rules_dir() / "tasks.yaml"
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yamlio.safe_load(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise WorkloadError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
+    except yamlio.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise WorkloadError(f"{p}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
@@ -122,8 +122,8 @@ def load_workload_file(path: str, task: Optional[str] = None,
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        raw = yamlio.safe_load(text)
+    except yamlio.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise WorkloadError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None

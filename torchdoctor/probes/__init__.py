@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from torchdoctor.facts import Facts, NAMESPACES, Unavailable
 
 log = logging.getLogger("torchdoctor")
 
@@ -73,8 +72,10 @@ def collect(
     ctx: Optional[ProbeContext] = None,
     only: Optional[Sequence[str]] = None,
     runner: Callable[[str, ProbeContext], object] = _run_one,
-) -> Facts:
+) -> "Facts":
     """Run the probes concurrently and assemble :class:`Facts`."""
+    from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+
     ctx = ctx or ProbeContext()
     names = [n for n in NAMESPACES if only is None or n in only]
     results: dict[str, object] = {}

@@ -20,7 +20,9 @@ from pydantic import ValidationError
 from torchdoctor.facts import TorchFacts, Unavailable
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys
 
-CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_child.py")
+from torchdoctor.probes._prestart import CHILD_SCRIPT, child_argv, dump_after as _dump_after, take
+
+__all__ = ["CHILD_SCRIPT", "probe", "facts_in_process", "facts_from_completed"]
 
 _STATUS_FIELDS = (
     "python_executable",
@@ -69,11 +71,9 @@ _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<f
 
 def probe(ctx: ProbeContext) -> TorchFacts:
     """Read torch facts with ``ctx.python`` in a child process (about one ``import torch``)."""
-    argv = [ctx.python, CHILD_SCRIPT]
-    dump_after = _dump_after(ctx.timeout)
-    if dump_after is not None:
-        argv += ["--dump-after", f"{dump_after:.2f}"]
-    done = _sys.run(argv, timeout=ctx.timeout)
+    done = take(ctx.python, ctx.timeout)  # started early by the CLI, if it was
+    if done is None:
+        done = _sys.run(child_argv(ctx.python, ctx.timeout), timeout=ctx.timeout)
     return facts_from_completed(done, python=ctx.python, timeout=ctx.timeout)
 
 
@@ -150,13 +150,6 @@ def facts_from_completed(
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-def _dump_after(timeout: Optional[float]) -> Optional[float]:
-    """When the child dumps its Python stack if still running (so a hang says where)."""
-    if not timeout or timeout <= 0.5:
-        return None
-    return max(timeout - 1.0, timeout * 0.8)
 
 
 def _json_from(stdout: str) -> Optional[dict]:
