@@ -1,0 +1,279 @@
+"""`torchdoctor diff A B`: what differs between two environments, and whether it matters.
+
+Inputs are real: collect_env reports from public bug tickets (tests/data/corpus/, copied from
+/work/shared/corpus/) and a recorded probe of the development container
+(tests/data/diff/dev-container-cpu-probe.json). Variants (LF endings, indented, a field
+turned into "Could not collect") are made from them in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.cli import main
+from torchdoctor.diff import (
+    ABSENT,
+    diff_facts,
+    flatten,
+    load_relevance,
+    parent_paths,
+    render_diff,
+)
+from torchdoctor.facts import NAMESPACE_MODELS, Facts
+from torchdoctor.importers import load_report
+
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus"
+PROBE = DATA / "diff" / "dev-container-cpu-probe.json"
+
+CU116 = CORPUS / "case023.txt"  # torch 1.12.1+cu116, 3x RTX 3090, Ubuntu 22.04, Python 3.9 (CRLF)
+CU113 = CORPUS / "case019.txt"  # torch 1.12.1+cu113, no GPU visible, Ubuntu 18.04, Python 3.7 (CRLF)
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def load(path: Path) -> Facts:
+    return load_report(path.read_bytes(), path.name)
+
+
+# ----------------------------------------------------------------------------------------
+# exit codes on real pairs
+# ----------------------------------------------------------------------------------------
+
+
+def test_different_torch_and_cuda_is_relevant_exit_1(capsys):
+    code, out, err = run(capsys, "diff", CU116, CU113, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    paths = [d["path"] for d in data["relevant"]]
+    assert "torch.version" in paths and "torch.cuda_build" in paths
+    # ranked as in diff_relevance.yaml: torch before CUDA before Python before packages
+    assert paths.index("torch.version") < paths.index("torch.cuda_build") < paths.index(
+        "system.python_version") < paths.index('packages.versions["numpy"]')
+    entry = data["relevant"][paths.index("torch.cuda_build")]
+    assert (entry["left"], entry["right"]) == ("11.6", "11.3")
+    assert entry["why"]
+    assert data["exit_code"] == 1 and "difference(s) that matter" in err
+
+
+def test_unknown_on_one_side_is_not_a_relevant_difference(capsys):
+    # case019 says "Could not collect" for the GPUs and the driver: unknown, listed apart
+    _, out, _ = run(capsys, "diff", CU116, CU113, "--format", "json")
+    data = json.loads(out)
+    relevant = {d["path"] for d in data["relevant"]}
+    unknown = {d["path"]: d for d in data["unknown"]}
+    assert "gpu.driver_version" in unknown and "gpu.driver_version" not in relevant
+    assert unknown["gpu.driver_version"]["left"] == "515.65.01"
+    assert "unavailable" in unknown["gpu.driver_version"]["right"]
+
+
+def test_only_unknowns_differ_exit_0(capsys, tmp_path):
+    text = CU116.read_bytes().decode()
+    edited = text.replace("Nvidia driver version: 515.65.01", "Nvidia driver version: Could not collect")
+    assert edited != text
+    b = tmp_path / "case023-driver-unknown.txt"
+    b.write_text(edited, newline="")
+    code, out, err = run(capsys, "diff", CU116, b)
+    assert code == 0, out
+    assert "no difference that matters" in out
+    assert "gpu.driver_version" in out and "Known on one side only" in out
+
+
+def test_report_against_itself_exit_0(capsys):
+    code, out, _ = run(capsys, "diff", CU116, CU116)
+    assert code == 0
+    assert "no difference that matters" in out
+
+
+@pytest.mark.parametrize("variant", ["lf", "indented", "fenced-lf"])
+def test_report_against_its_reformatted_copy_exit_0(capsys, tmp_path, variant):
+    raw = CU116.read_bytes()
+    assert b"\r\n" in raw  # the original is CRLF
+    text = raw.decode().replace("\r\n", "\n")
+    if variant == "indented":
+        text = "\n".join("    " + line if line else line for line in text.split("\n"))
+    elif variant == "fenced-lf":
+        text = "Here is my environment:\n\n```\n" + text + "```\n"
+    b = tmp_path / f"case023-{variant}.txt"
+    b.write_text(text, newline="")
+    code, out, err = run(capsys, "diff", CU116, b, "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["relevant"] == [] and data["identical"] > 20
+
+
+def test_json_against_text_of_the_same_environment_exit_0(capsys, tmp_path):
+    as_json = tmp_path / "case023.json"
+    as_json.write_text(load(CU116).model_dump_json(indent=2))
+    code, out, err = run(capsys, "diff", as_json, CU116, "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["left"]["origin"] == "json" and data["right"]["origin"] == "report"
+    assert data["relevant"] == []
+
+
+def test_probe_json_against_its_collect_env_rendering_exit_0(capsys, tmp_path):
+    # a real probe vs the collect_env-style ticket `torchdoctor report` makes from it
+    code, ticket, _ = run(capsys, "report", "--facts", PROBE)
+    assert code == 0
+    path = tmp_path / "ticket.md"
+    path.write_text(ticket)
+    code, out, _ = run(capsys, "diff", PROBE, path, "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["relevant"] == []
+    # the probe knows far more than a collect_env report: unknown on one side, not different
+    unknown = {d["path"] for d in data["unknown"]}
+    assert "torch.num_threads" in unknown
+
+
+def test_changed_setting_in_probe_json_is_relevant(capsys, tmp_path):
+    data = json.loads(PROBE.read_text())
+    data["torch"]["settings"]["torch.backends.cudnn.benchmark"] = True
+    data["torch"]["num_threads"] = 1
+    data["memory"]["available_bytes"] = 12345  # noise: changes from run to run
+    b = tmp_path / "changed.json"
+    b.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "diff", PROBE, b, "--format", "json")
+    assert code == 1
+    res = json.loads(out)
+    relevant = [d["path"] for d in res["relevant"]]
+    assert relevant == ['torch.settings["torch.backends.cudnn.benchmark"]', "torch.num_threads"]
+    assert [d["path"] for d in res["noise"]] == ["memory.available_bytes"]
+
+
+# ----------------------------------------------------------------------------------------
+# output formats
+# ----------------------------------------------------------------------------------------
+
+
+def test_noise_is_counted_and_shown_with_all(capsys, tmp_path):
+    data = json.loads(PROBE.read_text())
+    data["memory"]["available_bytes"] = 12345
+    data["torch"]["module_path"] = "/opt/elsewhere/torch"
+    b = tmp_path / "noisy.json"
+    b.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "diff", PROBE, b)
+    assert code == 0
+    assert "2 other difference(s)" in out and "memory.available_bytes" not in out
+    code, out, _ = run(capsys, "diff", PROBE, b, "--all")
+    assert code == 0
+    assert "memory.available_bytes" in out and "Other differences" in out
+
+
+def test_markdown_format(capsys):
+    code, out, err = run(capsys, "diff", CU116, CU113, "--format", "markdown")
+    assert code == 1
+    assert out.startswith("## torchdoctor diff: case023.txt ↔ case019.txt")
+    assert "### Differences that matter" in out
+    assert "| `torch.cuda_build` | 11.6 | 11.3 |" in out
+    assert "### Known on one side only (not compared)" in out
+
+
+def test_terminal_format_lists_relevant_first(capsys):
+    code, out, _ = run(capsys, "diff", CU116, CU113)
+    assert code == 1
+    assert out.index("Differences that matter") < out.index("Known on one side only")
+    assert "torch.cuda_build" in out and "1.12.1+cu116" in out
+
+
+def test_output_file_and_stdin(capsys, tmp_path, monkeypatch):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CU113.read_bytes())))
+    dest = tmp_path / "diff.md"
+    code, out, err = run(capsys, "diff", CU116, "-", "--format", "markdown", "-o", dest)
+    assert code == 1 and out == ""
+    assert "<stdin>" in dest.read_text()
+    assert err.startswith("torchdoctor diff: ")
+
+
+# ----------------------------------------------------------------------------------------
+# bad input: exit 2, one line, no traceback
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [
+    b"\x00\x01\x02 binary \xff\xfe garbage" * 20,
+    b"hello, this is not an environment report\n",
+    b"{\"not\": \"torchdoctor\"}",
+    b"",
+])
+def test_garbage_input_exit_2_one_line(capsys, tmp_path, content):
+    bad = tmp_path / "garbage.txt"
+    bad.write_bytes(content)
+    code, out, err = run(capsys, "diff", CU116, bad)
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: ") and "garbage.txt" in lines[0]
+
+
+def test_missing_file_exit_2(capsys, tmp_path):
+    code, out, err = run(capsys, "diff", CU116, tmp_path / "nope.json")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_both_stdin_exit_2(capsys):
+    code, _, err = run(capsys, "diff", "-", "-")
+    assert code == 2 and "stdin" in err
+
+
+# ----------------------------------------------------------------------------------------
+# the relevance table and flattening
+# ----------------------------------------------------------------------------------------
+
+
+def test_relevance_patterns_name_real_facts():
+    noise, relevant = load_relevance()
+    assert relevant and noise
+    for p in (*noise, *relevant):
+        ns, _, rest = p.pattern.partition(".")
+        assert ns in NAMESPACE_MODELS, p.pattern
+        field = rest.split(".")[0].split("[")[0].rstrip("*")
+        assert field in NAMESPACE_MODELS[ns].model_fields, p.pattern
+        assert p.why, f"{p.pattern}: no why"
+
+
+def test_relevance_order_follows_the_yaml():
+    _, relevant = load_relevance()
+    order = [p.pattern for p in relevant]
+    assert order.index("torch.version") < order.index("torch.cuda_build") < order.index(
+        "torch.cudnn_version") < order.index("gpu.driver_version") < order.index(
+        "gpu.devices[*].name") < order.index("torch.settings[*]") < order.index(
+        "torch.num_threads") < order.index("system.python_version") < order.index(
+        "system.os") < order.index('packages.versions["nvidia-*"]')
+
+
+def test_flatten_paths_and_parents():
+    flat = flatten(load(CU116))
+    assert flat["torch.version"] == "1.12.1+cu116"
+    assert flat["gpu.devices[2].name"] == "NVIDIA GeForce RTX 3090"
+    assert flat['packages.versions["numpy"]'] == "1.23.3"
+    assert list(parent_paths('gpu.devices[2].name')) == ["gpu.devices[2]", "gpu.devices", "gpu"]
+    assert list(parent_paths('torch.settings["torch.backends.cudnn.benchmark"]')) == [
+        "torch.settings", "torch"]
+
+
+def test_gpu_present_on_one_json_side_only_is_relevant():
+    a = load(CU116)
+    b_data = json.loads(a.model_dump_json())
+    b_data["gpu"]["devices"] = b_data["gpu"]["devices"][:1]
+    b_data["gpu"]["count"] = 1
+    b = Facts.model_validate({**b_data, "origin": "json"})
+    a_json = Facts.model_validate({**json.loads(a.model_dump_json()), "origin": "json"})
+    result = diff_facts(a_json, b)
+    paths = [d.path for d in result.relevant]
+    assert "gpu.count" in paths and "gpu.devices[1].name" in paths
+    d = next(d for d in result.relevant if d.path == "gpu.devices[1].name")
+    assert d.right is ABSENT
+    assert "(not present)" in render_diff(result, "markdown")

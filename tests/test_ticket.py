@@ -1,0 +1,250 @@
+"""`torchdoctor report`: Markdown for a GitHub issue, and its collect_env-layout block.
+
+Inputs are real collect_env reports from public bug tickets (tests/data/corpus/, copied from
+/work/shared/corpus/) and a recorded probe of the development container
+(tests/data/diff/dev-container-cpu-probe.json).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from torchdoctor import __version__
+from torchdoctor.cli import main
+from torchdoctor.diff import diff_facts, show
+from torchdoctor.engine import evaluate
+from torchdoctor.facts import Facts, Unavailable
+from torchdoctor.importers import load_report
+from torchdoctor.report import Finding, Report
+from torchdoctor.rules import load_rules
+from torchdoctor.ticket import collect_env_text, compress_ints, render_ticket, summary_line
+
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "corpus"
+PROBE = DATA / "diff" / "dev-container-cpu-probe.json"
+CASES = sorted(p.name for p in CORPUS.glob("case*.txt"))
+
+# collect_env's own field order (torch/utils/collect_env.py, env_info_fmt)
+COLLECT_ENV_ORDER = [
+    "PyTorch version:", "Is debug build:", "CUDA used to build PyTorch:", "ROCM used to build PyTorch:",
+    "OS:", "GCC version:", "Clang version:", "CMake version:", "Libc version:",
+    "Python version:", "Python platform:", "Is CUDA available:", "CUDA runtime version:",
+    "CUDA_MODULE_LOADING set to:", "GPU models and configuration:", "Nvidia driver version:",
+    "cuDNN version:", "Is XPU available:", "HIP runtime version:", "MIOpen runtime version:",
+    "Is XNNPACK available:", "Caching allocator config:", "CPU:", "Versions of relevant libraries:",
+]
+
+# facts a maintainer reads from collect_env, which must survive render -> parse
+KEY_FACTS = [
+    "torch.import_status", "torch.version", "torch.debug_build", "torch.cuda_build", "torch.hip_build",
+    "torch.cuda_available", "torch.cudnn_version", "gpu.driver_version", "gpu.count", "gpu.name",
+    "gpu.min_compute_capability", "system.os", "system.os_name", "system.os_version", "system.kernel",
+    "system.libc", "system.python_version", "system.python_bits", "system.cuda_toolkit_version",
+    "system.cudnn_version", "cpu.model", "cpu.logical_cores", "packages.torch_providers",
+]
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def load(path: Path) -> Facts:
+    return load_report(path.read_bytes(), path.name)
+
+
+def report_for(facts: Facts) -> Report:
+    return evaluate(load_rules(), facts, None, command="report")
+
+
+def fenced_block(markdown: str) -> str:
+    m = re.search(r"```text\n(.*?)```", markdown, re.S)
+    assert m, "no collect_env block"
+    return m.group(1)
+
+
+def key_values(facts: Facts) -> dict:
+    from torchdoctor.diff import flatten, lookup
+
+    flat = flatten(facts)
+    # an unknown stays unknown (the reason may be worded differently), a value stays that value
+    out = {p: "unknown" if isinstance(v, Unavailable) else show(v)
+           for p, v in ((p, lookup(flat, p, "json")) for p in KEY_FACTS)}
+    out["gpu names"] = [v for k, v in flat.items() if re.fullmatch(r"gpu\.devices\[\d+\]\.name", k)]
+    out["versions"] = {k: v for k, v in flat.items() if k.startswith("packages.versions[")}
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# layout
+# ----------------------------------------------------------------------------------------
+
+
+def test_ticket_layout_summary_findings_collect_env_facts():
+    text = render_ticket(report_for(load(CORPUS / "case023.txt")))
+    first = text.splitlines()[0]
+    assert first.startswith("**Environment:** torch 1.12.1+cu116 · CUDA 11.6 · 3× NVIDIA GeForce RTX 3090")
+    assert "sm_86" in first and "driver 515.65.01" in first and "Python 3.9.13" in first
+    assert re.search(r"\*\*(healthy|needs attention|broken)\*\*", first)
+    i_find = text.index("### Findings")
+    i_env = text.index("### Environment (`python -m torch.utils.collect_env` layout)")
+    i_facts = text.index("### All facts")
+    assert i_find < i_env < i_facts
+    for ns in ("torch", "gpu", "cpu", "memory", "env", "packages", "system"):
+        assert re.search(rf"<details><summary>{ns}[ :(]", text), ns
+    assert text.count("<details>") == text.count("</details>")
+    assert f"torchdoctor {__version__}" in text
+
+
+def test_collect_env_block_has_collect_env_fields_in_order():
+    block = fenced_block(render_ticket(report_for(load(CORPUS / "case023.txt"))))
+    positions = [block.index("\n" + label if i else label) for i, label in enumerate(COLLECT_ENV_ORDER)]
+    assert positions == sorted(positions)
+    assert "GCC version: Could not collect" in block
+    assert "[pip3] torch==1.12.1+cu116" in block
+    assert "[pip3] numpy==1.23.3" in block
+    # a multi-GPU list starts on the next line and ends with a blank line, as collect_env does
+    assert "GPU models and configuration: \nGPU 0: NVIDIA GeForce RTX 3090\nGPU 1:" in block
+    assert "GPU 2: NVIDIA GeForce RTX 3090\n\nNvidia driver version: 515.65.01" in block
+
+
+def test_collect_env_block_from_a_real_probe():
+    facts = load(PROBE)
+    block = collect_env_text(facts)
+    assert block.startswith("PyTorch version: 2.13.0+cpu\nIs debug build: False\nCUDA used to build PyTorch: None\n")
+    assert "Is CUDA available: False" in block
+    assert "Libc version: glibc-2.36" in block
+    assert "Python platform: Linux-" in block and "-x86_64-with-glibc2.36" in block
+    assert "\nCPU:\nArchitecture:" in block and "Model name:" in block
+    assert "[pip3] torch==2.13.0+cpu" in block
+
+
+def test_findings_come_first_with_their_fix():
+    facts = load(CORPUS / "case023.txt")
+    findings = [
+        Finding(id="driver-too-old-for-cuda", severity="error", category="driver-too-old",
+                message="torch 1.12.1+cu116 needs driver >= 510.39 for CUDA 11.6; this one is <old>.",
+                fix="Update the NVIDIA driver:\n\n    sudo apt install nvidia-driver-535\n"),
+        Finding(id="tf32-disabled-on-ampere", severity="info", category="performance",
+                message="TF32 is off.", fix="Call torch.set_float32_matmul_precision('high')."),
+    ]
+    report = Report(tool_version=__version__, command="report", facts=facts, findings=findings,
+                    rules_evaluated=2)
+    text = render_ticket(report)
+    assert "**broken** (1 error(s), 0 warning(s), 1 note(s))" in text.splitlines()[0]
+    block = text[text.index("### Findings"):text.index("### Environment")]
+    assert "- **error** `driver-too-old-for-cuda`: torch 1.12.1+cu116 needs driver" in block
+    assert "&lt;old&gt;" in block  # redaction tokens and angle brackets stay visible on GitHub
+    assert "  - **Fix:** Update the NVIDIA driver:" in block
+    assert "        sudo apt install nvidia-driver-535" in block  # indented: stays in the list item
+    assert "- **info** `tf32-disabled-on-ampere`: TF32 is off." in block
+    assert "set_float32_matmul_precision" not in block  # no fix line for notes
+
+
+def test_ticket_for_a_report_where_torch_does_not_import():
+    text = render_ticket(report_for(load(CORPUS / "case025.txt")))
+    assert text.startswith("**Environment:** torch does not import · ")
+    assert "PyTorch version: N/A" in fenced_block(text)
+
+
+def test_ticket_when_every_namespace_is_unknown():
+    reason = Unavailable(unavailable="probe crashed")
+    facts = Facts(torch=reason, gpu=reason, cpu=reason, memory=reason, env=reason, packages=reason,
+                  system=reason, problems=["probe torch: crashed"])
+    text = render_ticket(report_for(facts))
+    assert text.startswith("**Environment:** torch unknown · build unknown · GPU unknown")
+    assert "<details><summary>gpu: unknown (probe crashed)</summary>" in text
+    block = fenced_block(text)
+    assert "PyTorch version: Could not collect" in block and "[pip3] Could not collect" in block
+
+
+def test_compress_ints():
+    assert compress_ints([0, 1, 2, 3, 8, 10, 11]) == "0-3,8,10-11"
+    assert compress_ints([5]) == "5"
+
+
+def test_summary_line_escapes_markdown():
+    facts = load(CORPUS / "case023.txt")
+    data = json.loads(facts.model_dump_json())
+    data["system"]["os_name"] = "Ubuntu <b>22.04</b>"
+    line = summary_line(report_for(Facts.model_validate(data)))
+    assert "&lt;b&gt;22.04&lt;/b&gt;" in line
+
+
+# ----------------------------------------------------------------------------------------
+# round trip: render -> torchdoctor's collect_env importer -> same key facts
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_round_trip_through_the_importer_keeps_key_facts(case):
+    original = load(CORPUS / case)
+    ticket = render_ticket(report_for(original))
+    for text in (ticket, collect_env_text(original)):
+        reparsed = load_report(text.encode("utf-8"), "ticket.md")
+        assert reparsed.origin == "report"
+        before, after = key_values(original), key_values(reparsed)
+        assert after == before
+        assert diff_facts(original, reparsed).relevant == []
+
+
+def test_round_trip_of_a_real_probe():
+    original = load(PROBE)
+    reparsed = load_report(render_ticket(report_for(original)).encode(), "ticket.md")
+    for path in ("torch.version", "torch.cuda_build", "torch.cuda_available", "system.python_version",
+                 "system.os_name", "system.libc", "system.kernel", "system.machine", "cpu.model",
+                 "cpu.logical_cores", "cpu.architecture"):
+        ns, field = path.split(".")
+        assert getattr(getattr(reparsed, ns), field) == getattr(getattr(original, ns), field), path
+    assert reparsed.cpu.flags == original.cpu.flags
+    assert reparsed.packages.versions == original.packages.versions
+
+
+# ----------------------------------------------------------------------------------------
+# the command
+# ----------------------------------------------------------------------------------------
+
+
+def test_report_command_markdown_exit_0(capsys):
+    code, out, err = run(capsys, "report", "--from-report", CORPUS / "case001.txt")
+    assert code == 0
+    assert out.startswith("**Environment:** torch 0.4.1.post2")
+    assert "```text\nPyTorch version: 0.4.1.post2\n" in out
+
+
+def test_report_is_not_a_gate_even_with_errors(capsys, tmp_path):
+    facts = load(CORPUS / "case023.txt")
+    facts = facts.model_copy(update={"problems": ["probe gpu: nvidia-smi timed out"]})
+    path = tmp_path / "facts.json"
+    path.write_text(facts.model_dump_json())
+    code, out, _ = run(capsys, "report", "--facts", path)
+    assert code == 0
+    assert "`probe-problem`: probe gpu: nvidia-smi timed out" in out
+
+
+def test_report_command_json(capsys):
+    code, out, _ = run(capsys, "report", "--facts", PROBE, "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["command"] == "report" and data["facts"]["torch"]["version"] == "2.13.0+cpu"
+
+
+def test_report_command_output_file(capsys, tmp_path):
+    dest = tmp_path / "env.md"
+    code, out, err = run(capsys, "report", "--facts", PROBE, "-o", dest)
+    assert code == 0 and out == ""
+    assert dest.read_text().startswith("**Environment:** torch 2.13.0+cpu")
+    assert err.startswith(f"torchdoctor report: wrote {dest}")
+
+
+def test_report_command_bad_input_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("nothing to see here\n")
+    code, out, err = run(capsys, "report", "--from-report", bad)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
