@@ -114,6 +114,21 @@ class Report(_Model):
     snippet: Optional[str] = None
     rules_evaluated: int = 0
 
+    def setting_rules(self) -> set[str]:
+        """Rules whose advice is already shown as a row of the settings plan."""
+        out = set()
+        for s in self.settings:
+            out.add(s.rule)
+            out.update(s.also)
+            out.update(o.rule for o in s.overrides)
+        return out
+
+    def displayed_findings(self) -> list[Finding]:
+        """Findings to list beside the plan: info-level advice that became a setting is shown
+        once, in the settings table, not twice."""
+        shown = self.setting_rules()
+        return [f for f in self.findings if not (f.severity == "info" and f.id in shown)]
+
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
         for f in self.findings:

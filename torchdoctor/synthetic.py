@@ -14,7 +14,7 @@ NOT_HERE = "planning for another machine (--gpu): not known"
 
 def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
     off = Unavailable(unavailable=NOT_HERE)
-    torch = TorchFacts(version=torch_version) if torch_version else off
+    torch = TorchFacts(version=torch_version, import_status="ok") if torch_version else off
     if name.strip().lower() in ("cpu", "none"):
         gpu = GpuFacts(source="synthetic", count=0, devices=[], links=[], name=None,
                        min_compute_capability=None, max_compute_capability=None, architectures=[])

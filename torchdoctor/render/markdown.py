@@ -21,6 +21,10 @@ def env() -> jinja2.Environment:
         autoescape=False,
     )
     e.filters["fmt"] = fmt
+    from torchdoctor.ticket import md_code, md_text
+
+    e.filters["md"] = md_text  # HTML-escaped: redaction markers such as <user> stay visible
+    e.filters["code"] = md_code
     return e
 
 

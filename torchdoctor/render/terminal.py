@@ -30,7 +30,7 @@ def fmt(value: Any, unit: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:g}{unit}"
+        return f"{value}{unit}"
     if isinstance(value, list):
         return ", ".join(str(x) for x in value) or "none"
     return f"{value}{unit}"
@@ -85,7 +85,7 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         row("GPU", "none" if gpu.count == 0 else fmt(gpu.devices))
     if isinstance(torch, Unavailable):
         row("torch", fmt(torch))
-    elif torch.import_status != "ok":
+    elif torch.import_status != "ok" and not isinstance(torch.import_status, Unavailable):
         row("torch", f"{fmt(torch.import_status)}: {fmt(torch.import_error)}")
     else:
         build = "CPU"
@@ -108,11 +108,9 @@ def facts_table(report: Report, explain: bool = False) -> Table:
     return t
 
 
-def findings_block(report: Report, show_info: bool = True) -> Optional[Group]:
+def findings_block(report: Report) -> Optional[Group]:
     items = []
-    for f in report.findings:
-        if f.severity == "info" and not show_info:
-            continue
+    for f in report.displayed_findings():
         head = Text.assemble((f"{ICON[f.severity]} {f.severity.upper()} ", STYLE[f.severity]),
                              (f"[{f.id}] ", "dim"), f.message)
         items.append(head)
@@ -123,18 +121,18 @@ def findings_block(report: Report, show_info: bool = True) -> Optional[Group]:
 
 
 def settings_table(report: Report, explain: bool = False) -> Table:
-    t = Table(title="Recommended settings", title_justify="left", show_lines=False, expand=False)
-    t.add_column("setting", style="bold", no_wrap=True)
-    t.add_column("value", no_wrap=True)
-    t.add_column("why")
-    t.add_column("rule", style="dim", no_wrap=True)
+    t = Table(title="Recommended settings", title_justify="left", expand=True, show_lines=True)
+    t.add_column("setting (rule)", ratio=3, overflow="fold")
+    t.add_column("value", ratio=1, overflow="fold")
+    t.add_column("why", ratio=4, min_width=24)
     for s in report.settings:
-        t.add_row(escape(s.key), escape(repr(s.value)), escape(s.reason), escape(s.rule))
+        setting = Text.assemble((s.key, "bold"), "\n", (s.rule, "dim"))
+        t.add_row(setting, escape(repr(s.value)), escape(s.reason))
         if explain:
             for o in s.overrides:
-                t.add_row("", Text(f"overrode {o.value!r}", style="dim strike"),
-                          Text(f"{o.reason} (lower precedence than {s.precedence})", style="dim"),
-                          escape(o.rule))
+                t.add_row(Text.assemble(("  overridden: ", "dim"), (o.rule, "dim")),
+                          Text(repr(o.value), style="dim strike"),
+                          Text(f"{o.reason} (loses to {s.precedence})", style="dim"))
     return t
 
 
@@ -148,7 +146,7 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
     title = f"torchdoctor {report.command}: {verdict}"
     summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s); "
                f"{report.rules_evaluated} rules evaluated, {len(report.skipped)} skipped")
-    block = findings_block(report, show_info=not report.settings)
+    block = findings_block(report)
     parts: list[Any] = []
     if report.command == "recommend" and report.settings:
         parts.append(settings_table(report, explain=explain))
