@@ -88,11 +88,13 @@ def facts_table(report: Report, explain: bool = False) -> Table:
     elif torch.import_status != "ok" and not isinstance(torch.import_status, Unavailable):
         row("torch", f"{fmt(torch.import_status)}: {fmt(torch.import_error)}")
     else:
-        build = "CPU"
+        build = "unknown"
         if isinstance(torch.cuda_build, str):
             build = f"CUDA {torch.cuda_build}"
         elif isinstance(torch.hip_build, str):
             build = f"ROCm/HIP {torch.hip_build}"
+        elif torch.cuda_build is None:
+            build = "CPU"
         row("torch", f"{fmt(torch.version)} · {build} build · cuDNN {fmt(torch.cudnn_version)}")
         uses = []
         if torch.cuda_available is True:
