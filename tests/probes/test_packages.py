@@ -222,8 +222,8 @@ def test_base_interpreter_of_a_venv_is_not_the_running_environment():
         pytest.skip("not running from a venv whose python is a symlink")
     base = os.path.realpath(sys.executable)
     ctx = ProbeContext(python=base)
-    assert ctx.is_self  # same file once resolved ...
-    assert not packages.is_running_interpreter(ctx)  # ... but another environment
+    assert not ctx.is_self  # the same file once resolved, but another environment
+    assert not packages.is_running_interpreter(ctx)
     assert packages.is_running_interpreter(ProbeContext())
 
 

@@ -85,9 +85,9 @@ def resolve_python(python: str) -> str:
 def is_running_interpreter(ctx: ProbeContext) -> bool:
     """Whether ctx.python is this very interpreter *and environment*.
 
-    ``ProbeContext.is_self`` compares resolved paths, but a venv's ``bin/python`` is a
-    symlink to the base interpreter: both resolve to the same file while the environment
-    (pyvenv.cfg next to the link) differs. So the unresolved directories must match too.
+    A venv's ``bin/python`` is a symlink to the base interpreter: both resolve to the same
+    file while the environment (pyvenv.cfg next to the link) differs, so ``is_self``
+    compares unresolved paths and the directories must match too.
     """
     if not ctx.is_self:
         return False
