@@ -139,3 +139,16 @@ def test_probe_problems_become_findings():
     facts = Facts(problems=["cpu probe crashed: ValueError: x"])
     report = evaluate([], facts)
     assert report.findings[0].category == "probe" and report.findings[0].severity == "warning"
+
+
+def test_known_tests_availability_without_skipping():
+    facts = Facts(torch=TorchFacts(version="2.13.0", cudnn_version=Unavailable(unavailable="report does not say")))
+    rule = make_rule(when='known("torch.version") and not known("torch.cudnn_version")')
+    assert evaluate_rule(rule, facts, None).status == "fired"
+
+
+def test_known_paths_are_checked_at_load():
+    from torchdoctor.rules import check_fact_path, fact_paths
+
+    paths = fact_paths('known("torch.verison")')
+    assert "torch.verison" in paths and check_fact_path("torch.verison")

@@ -49,8 +49,11 @@ def test_message_reads_only_facts_when_reads(rule):
 
     from torchdoctor.rules import message_env
 
+    from jinja2 import nodes
+
     ast_ = message_env().parse(rule.message)
-    roots = jinja2.meta.find_undeclared_variables(ast_)
+    assigned = {n.name for a in ast_.find_all((nodes.Assign, nodes.For)) for n in a.target.find_all(nodes.Name)}
+    roots = jinja2.meta.find_undeclared_variables(ast_) - assigned
     when_roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
     from torchdoctor.engine import functions
 

@@ -272,7 +272,18 @@ def functions() -> dict[str, Any]:
 
 
 def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
-    ev = EvalWithCompoundTypes(names=names, functions=functions())
+    fns = functions()
+    ev = EvalWithCompoundTypes(names=names, functions=fns)
+
+    def known(path: str) -> bool:
+        """``known("torch.version")``: whether a fact is available (never skips the rule)."""
+        try:
+            ev.eval(str(path))
+        except FactUnavailable:
+            return False
+        return True
+
+    fns["known"] = known
     return ev
 
 

@@ -31,6 +31,7 @@ CATEGORIES = (
     "debug-setting",
     "reproducibility",
     "performance",
+    "distributed",
     "probe",
 )
 
