@@ -375,6 +375,13 @@ class SystemFacts(_Model):
     """1 or 2 when running under WSL, else None."""
     env_manager: Maybe[Optional[str]] = _field()
     """conda | venv | uv | virtualenv | None (system interpreter)."""
+    cuda_toolkit_version: Maybe[Optional[str]] = _field()
+    """Version of the CUDA toolkit's nvcc on PATH, e.g. 12.4.131 (collect_env's "CUDA runtime
+    version"); None when there is no nvcc. Matters for building extensions, not for wheels."""
+    cudnn_version: Maybe[Optional[str]] = _field()
+    """Highest cuDNN library version found on the system library path (collect_env's "cuDNN
+    version" line). torch wheels and conda packages bundle their own cuDNN, so this is not
+    necessarily the one torch loads (that is torch.cudnn_version)."""
 
 
 class Facts(_Model):

@@ -1,0 +1,970 @@
+"""Importers: pasted collect_env reports and torchdoctor JSON -> Facts.
+
+Inputs are the 40 real reports of ``tests/data/corpus`` (copied from /work/shared/corpus;
+each ``caseNNN.json`` holds a person's reading of the report) and this machine's own
+collect_env output (``tests/data/corpus/extra``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from torchdoctor import tables
+from torchdoctor.facts import SCHEMA_VERSION, Facts, Unavailable
+from torchdoctor.importers import MAX_REPORT_BYTES, ReportError, load_report
+from torchdoctor.importers.collect_env import (
+    COULD_NOT_COLLECT,
+    NOT_STATED,
+    TORCH_NOT_IMPORTED,
+    cudnn_versions,
+    decode_conda_build,
+    parse_collect_env,
+    parse_fields,
+    provides_torch,
+    same_release,
+)
+
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
+EXTRA = CORPUS / "extra"
+CASE_IDS = sorted(p.stem for p in CORPUS.glob("case*.txt"))
+MODERN = EXTRA / "collect_env-2.13.0+cpu-debian12-x86_64.txt"
+
+
+def raw(case: str) -> bytes:
+    return (CORPUS / f"{case}.txt").read_bytes()
+
+
+def text(case: str) -> str:
+    return raw(case).decode("utf-8")
+
+
+def reading(case: str) -> dict:
+    return json.loads((CORPUS / f"{case}.json").read_text(encoding="utf-8"))["facts"]
+
+
+def load(case: str) -> Facts:
+    return load_report(raw(case), f"{case}.txt")
+
+
+def unavailable(value) -> bool:
+    return isinstance(value, Unavailable)
+
+
+def first_version(s: str) -> str:
+    m = re.search(r"\d+(?:\.\d+)*", s)
+    assert m, s
+    return m.group(0)
+
+
+def same_prefix(a: str, b: str) -> bool:
+    """'9.0.176' and '9.0' agree; '10.1' and '10.2' do not."""
+    pa, pb = a.split("."), b.split(".")
+    n = min(len(pa), len(pb))
+    return n >= 1 and pa[:n] == pb[:n]
+
+
+def test_corpus_is_complete():
+    assert len(CASE_IDS) == 40
+    for case in CASE_IDS:
+        assert (CORPUS / f"{case}.json").exists()
+
+
+# --------------------------------------------------------------------------------------
+# every corpus report parses, and agrees with the human reading
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_report_parses(case):
+    facts = load(case)
+    assert isinstance(facts, Facts)
+    assert facts.origin == "report"
+    assert facts.schema_version == SCHEMA_VERSION
+    assert not unavailable(facts.system)
+    # what the report cannot say is unavailable, never a default
+    assert unavailable(facts.memory) and facts.memory.reason == NOT_STATED
+    assert unavailable(facts.env)
+
+
+# Readings a parser must not copy: the person knew more than the report says.
+TORCH_EXCEPTIONS = {
+    # the "PyTorch version" line was cut off; only the pip section names 1.2.0
+    "case031": lambda f: (
+        unavailable(f.torch.version)
+        and f.torch.version.reason == NOT_STATED
+        and f.packages.versions["torch"] == "1.2.0"
+    ),
+    "case025": lambda f: unavailable(f.torch.version) and f.torch.import_status == "import-error",
+    "case027": lambda f: unavailable(f.torch.version) and f.torch.import_status == "not-installed",
+}
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_torch_version_matches_reading(case):
+    facts, human = load(case), reading(case)["torch"]
+    if case in TORCH_EXCEPTIONS:
+        assert TORCH_EXCEPTIONS[case](facts)
+        return
+    assert facts.torch.import_status == "ok"
+    assert facts.torch.version == human.split()[0]
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_cuda_build_matches_reading(case):
+    facts, human = load(case), reading(case)["cuda_build"]
+    parsed = facts.torch.cuda_build
+    low = human.lower()
+    if low.startswith("none"):
+        assert parsed is None  # a CPU build: torch.version.cuda is None
+    elif low.startswith("n/a"):
+        assert unavailable(parsed) and parsed.reason == TORCH_NOT_IMPORTED
+    elif " / " in human:
+        # hand-edited "10.1 & 10.2 (NGC 20.03 container)": two values, so neither is taken
+        assert unavailable(parsed) and "several values" in parsed.reason
+    else:
+        assert isinstance(parsed, str) and same_prefix(parsed, first_version(human)), parsed
+
+
+def human_gpu_names(human: str) -> list[str]:
+    names = []
+    for part in human.split(" + "):
+        part = re.sub(r" per node.*$| \(.*\)$", "", part.strip())
+        m = re.fullmatch(r"(\d+)x (.+)", part)
+        names += [m.group(2)] * int(m.group(1)) if m else [part]
+    return names
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_gpus_match_reading(case):
+    gpu, human = load(case).gpu, reading(case)["gpu"]
+    low = human.lower()
+    if low.startswith(("apple", "none")):
+        # no NVIDIA GPU: either stated ("No CUDA") or not collected
+        assert (
+            gpu.count == 0 if not unavailable(gpu.count) else gpu.count.reason == COULD_NOT_COLLECT
+        )
+        return
+    if low.startswith("amd"):
+        assert unavailable(gpu.count)
+        return
+    names = human_gpu_names(human)  # "2x TITAN RTX", "TITAN V + TITAN Xp + GeForce RTX 2080 Ti"
+    assert [d.name for d in gpu.devices] == names
+    assert gpu.count == len(names)
+    assert gpu.name == names[0]
+    assert gpu.source == "report"
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_compute_capability_matches_reading(case):
+    human = reading(case)["compute_capability"]
+    if human.lower().startswith("n/a"):
+        pytest.skip("no NVIDIA GPU in this report")
+    if not hasattr(tables, "cc_for_gpu_name"):
+        pytest.skip("torchdoctor.tables.cc_for_gpu_name does not exist yet (GPU-name table)")
+    gpu = load(case).gpu
+    expected = [float(x) for x in re.findall(r"\d+\.\d+", human)]
+    parsed = list(dict.fromkeys(d.compute_capability for d in gpu.devices))
+    assert parsed == expected
+    assert gpu.min_compute_capability == min(expected)
+    assert gpu.max_compute_capability == max(expected)
+
+
+def test_compute_capability_without_a_gpu_table_is_unavailable_with_reason():
+    gpu = load("case023").gpu
+    for device in gpu.devices:
+        cc = device.compute_capability
+        if hasattr(tables, "cc_for_gpu_name"):
+            assert cc == 8.6 and device.architecture == "Ampere"
+        else:
+            assert unavailable(cc) and "compute capability" in cc.reason
+            assert unavailable(device.architecture)
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_driver_matches_reading(case):
+    driver, human = load(case).gpu.driver_version, reading(case)["driver"]
+    low = human.lower()
+    if low.startswith("no cuda"):
+        assert driver is None
+    elif low.startswith("could not collect"):
+        assert unavailable(driver) and driver.reason == COULD_NOT_COLLECT
+    elif low.startswith("n/a"):
+        assert driver is None or unavailable(driver)
+    else:
+        assert driver == human.split()[0]
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_os_matches_reading(case):
+    system, human = load(case).system, reading(case)["os"]
+    main = re.split(r" \(|, ", human)[0]
+    assert isinstance(system.os_name, str) and main in system.os_name
+    expected_family = (
+        "Windows"
+        if "Windows" in human
+        else "Darwin"
+        if human.startswith("mac") or "Mac OS" in human
+        else "Linux"
+    )
+    assert system.os == expected_family
+
+
+@pytest.mark.parametrize("case", CASE_IDS)
+def test_corpus_python_matches_reading(case):
+    system, human = load(case).system, reading(case)["python"]
+    assert system.python_version == first_version(human)
+
+
+# --------------------------------------------------------------------------------------
+# what particular corpus reports teach
+# --------------------------------------------------------------------------------------
+
+
+def test_two_torch_distributions_are_two_providers():
+    # case001: stable torch 0.4.1.post2 and torch-nightly 1.0.0.dev20181029 (both via <pip>)
+    f = load("case001")
+    assert f.packages.torch_providers == ["torch", "torch-nightly"]
+    assert f.packages.versions["torch-nightly"] == "1.0.0.dev20181029"
+    conda_rows = [d for d in f.packages.distributions if d.source == "report-conda"]
+    assert {d.channel for d in conda_rows} == {"pypi"}
+    assert f.system.env_manager == "conda"
+
+
+def test_conda_pytorch_and_pip_torch_of_different_versions_are_two_installs():
+    f = load("case005")
+    assert f.packages.torch_providers == ["torch", "pytorch"]
+    assert f.packages.versions["torch"] == "1.2.0"  # pip first
+    assert f.packages.versions["pytorch"] == "1.3.0"
+    # the running torch is the conda build; its build string says which cuDNN it bundles
+    assert f.torch.cudnn_version == "7.6.3"
+    assert f.torch.cudnn_compiled_version == "7.6.3"
+    row = next(d for d in f.packages.distributions if d.name == "pytorch")
+    assert (row.build, row.channel) == ("py3.7_cuda10.1.243_cudnn7.6.3_0", "pytorch")
+
+
+def test_same_install_listed_by_pip_and_conda_is_one_provider():
+    for case in ("case013", "case014", "case023", "case031", "case036"):
+        assert load(case).packages.torch_providers in (["torch"], ["pytorch"]), case
+
+
+def test_pypi_wheel_version_with_local_label_is_the_listed_install():
+    # case029: torch.__version__ 1.8.1+cu102, pip metadata 1.8.1
+    assert load("case029").packages.torch_providers == ["torch"]
+
+
+def test_messy_environment_lists_three_installs():
+    # case034: conda pytorch 1.9.0 + pip torch 1.9.0+cu111 + stale conda-listed torch 1.2.0
+    f = load("case034")
+    assert f.packages.torch_providers == ["torch", "pytorch", "torch"]
+    assert f.torch.version == "1.9.0"
+    assert f.torch.cudnn_version == "8"  # py3.7_cuda11.1_cudnn8_0
+
+
+def test_imported_torch_missing_from_the_package_list_is_another_install():
+    # case035: collect_env ran under Python 2.7 with torch 0.4.0; pip lists torch 1.4.0
+    f = load("case035")
+    assert f.torch.version == "0.4.0"
+    assert f.packages.versions["torch"] == "1.4.0"
+    assert f.packages.torch_providers == ["torch", "torch"]
+
+
+def test_conda_section_of_another_environment_is_not_counted():
+    # case017: Python 3.10 with pip torch 1.14 nightly; conda lists py3.9 builds of 1.13
+    f = load("case017")
+    assert f.packages.torch_providers == ["torch"]
+    assert "pytorch" not in f.packages.versions
+    assert any(d.name == "pytorch" for d in f.packages.distributions)  # still listed
+    assert unavailable(f.system.env_manager)
+
+
+def test_leftover_egg_entries_are_reported_as_they_are():
+    # case008: seven torch 0.5.0a0 entries from repeated `setup.py develop` builds
+    f = load("case008")
+    assert len(f.packages.torch_providers) == 7
+    assert f.torch.debug_build is True
+    assert (
+        f.packages.versions["torch"] == "0.5.0a0+e449a27"
+    )  # 0.4-era "[pip] torch (0.5.0a0+e449a27)"
+    assert f.packages.versions["numpy"] == "1.15.0"
+
+
+def test_could_not_collect_cuda_build_means_cpu_build():
+    # case006 diagnosis: 'Could not collect' means torch.version.cuda is None
+    f = load("case006")
+    assert f.torch.cuda_build is None
+    assert f.torch.cudnn_version is None
+    assert f.gpu.count == 1 and f.gpu.name == "GeForce RTX 2080 Ti"
+    assert f.system.cudnn_version == "7.6.5"
+    assert f.system.cuda_toolkit_version == "10.1.105"
+
+
+def test_torch_na_with_torch_listed_is_an_import_error():
+    f = load("case025")
+    assert f.torch.import_status == "import-error"
+    assert unavailable(f.torch.import_error)
+    assert (
+        unavailable(f.torch.cuda_available) and f.torch.cuda_available.reason == TORCH_NOT_IMPORTED
+    )
+    assert f.packages.torch_providers == ["torch"]
+
+
+def test_torch_na_without_torch_listed_is_not_installed():
+    f = load("case027")
+    assert f.torch.import_status == "not-installed"
+    assert f.torch.import_error is None
+    assert f.packages.torch_providers == []
+
+
+def test_report_missing_its_header_still_says_torch_imported():
+    f = load("case031")
+    assert f.torch.import_status == "ok"
+    assert f.torch.debug_build is False
+    assert f.torch.cuda_build == "10.0.130"
+    assert f.gpu.count == 2
+
+
+def test_terminal_merged_lines_are_split():
+    # case030: "GPU models and configuration:   GPU 0: ...   GPU 1: ..." and two conda rows
+    f = load("case030")
+    assert f.gpu.count == 8
+    assert [d.index for d in f.gpu.devices] == list(range(8))
+    names = [d.name for d in f.packages.distributions]
+    assert "tcop-pytorch" in names and names.count("tcop-pytorch") == 2
+    assert f.packages.versions["numpy"] == "1.16.3"
+
+
+def test_hand_edited_field_names_and_full_width_colons():
+    # case004: "PyTorch version 1.5.0" (no colon), "Os:", "GPU 0： ..." and
+    # "Version of relevant libraries:"
+    f = load("case004")
+    assert f.torch.version == "1.5.0"
+    assert f.system.os_name == "Ubuntu 18.04.3 LTS"
+    assert f.gpu.count == 4 and f.gpu.name == "Tesla P100-PCIE-16GB"
+    assert f.packages.versions["torchvision"] == "0.6.0"
+
+
+def test_mojibake_os_line_is_still_windows():
+    f = load("case011")
+    assert f.system.os == "Windows"
+    assert f.system.os_version == "10"
+    assert f.system.libc is None
+
+
+def test_wrapped_windows_dll_path():
+    # case002: "...\CUDA\v10.0\bin\cudn" + "n64_7.dll"
+    f = load("case002")
+    assert f.system.cudnn_version == "7"
+    assert parse_fields(text("case002"))["cudnn_version"].startswith("C:\\Program Files")
+    assert unavailable(f.torch.cudnn_version)
+
+
+def test_system_cudnn_is_not_the_cudnn_torch_loads():
+    # case039: the cu102 wheel bundles cuDNN; /usr0/local/cuda-9.0 has a stale 7.0.5
+    f = load("case039")
+    assert f.system.cudnn_version == "7.0.5"
+    assert unavailable(f.torch.cudnn_version)
+    assert "7.0.5" in f.torch.cudnn_version.reason
+    # case040: highest complete version of a "Probably one of the following" list
+    assert load("case040").system.cudnn_version == "6.0.21"
+    assert load("case016").system.cudnn_version == "8.3.0"
+
+
+def test_libc_from_python_before_3_8_is_not_trusted():
+    f = load("case038")  # glibc-2.3.4 on CentOS 7 (really 2.17), Python 3.6
+    assert unavailable(f.system.libc) and "3.8" in f.system.libc.reason
+    assert load("case023").system.libc == "glibc 2.35"
+
+
+def test_python_platform_line():
+    s = load("case016").system
+    assert (s.kernel, s.machine, s.python_bits, s.wsl) == ("5.15.11-arch2-1", "x86_64", 64, None)
+    assert s.python_implementation == "CPython"
+    s = load("case034").system  # [MSC v.1916 64 bit (AMD64)], Windows-10-10.0.19041-SP0
+    assert (s.os_version, s.machine, s.python_bits) == ("10.0.19041", "AMD64", 64)
+
+
+def test_macos_arm64():
+    f = load("case007")
+    s = f.system
+    assert (s.os, s.os_name, s.os_version, s.machine, s.translated) == (
+        "Darwin",
+        "macOS 13.7.4",
+        "13.7.4",
+        "arm64",
+        False,
+    )
+    assert f.cpu.model == "Apple M2 Max" and f.cpu.vendor == "Apple"
+    assert f.gpu.count == 0 and f.gpu.driver_version is None
+    assert f.torch.xpu_available is False
+
+
+def test_lscpu_section():
+    cpu = load("case018").cpu
+    assert (
+        cpu.architecture,
+        cpu.vendor,
+        cpu.logical_cores,
+        cpu.physical_cores,
+        cpu.sockets,
+        cpu.numa_nodes,
+    ) == ("x86_64", "GenuineIntel", 224, 112, 2, 2)
+    assert cpu.flags["amx_bf16"] and cpu.flags["avx512_bf16"] and cpu.flags["avx2"]
+    assert cpu.flags["neon"] is False
+    assert unavailable(cpu.affinity)
+
+
+def test_no_cpu_section_is_unavailable():
+    assert unavailable(load("case023").cpu)
+
+
+def test_report_without_a_version_for_rocm():
+    report = (
+        "PyTorch version: 2.1.0+rocm5.6\nIs debug build: False\nCUDA used to build PyTorch: N/A\n"
+        "ROCM used to build PyTorch: 5.6.31061-8c743ae5d\n\nOS: Ubuntu 22.04.3 LTS (x86_64)\n"
+        "Python version: 3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0] (64-bit runtime)\n"
+        "Is CUDA available: True\nGPU models and configuration: AMD Radeon RX 7900 XTX (gfx1100)\n"
+        "Nvidia driver version: Could not collect\nHIP runtime version: 5.6.31061\n"
+    )
+    f = parse_collect_env(report)
+    assert f.torch.cuda_build is None
+    assert f.torch.hip_build == "5.6.31061"
+    assert f.torch.cudnn_version is None
+    assert unavailable(f.gpu.count) and "non-NVIDIA" in f.gpu.count.reason
+
+
+def test_modern_report_from_this_machine():
+    f = load_report(MODERN.read_bytes(), MODERN.name)
+    t, s, c = f.torch, f.system, f.cpu
+    assert (t.version, t.import_status, t.debug_build, t.cuda_build, t.hip_build) == (
+        "2.13.0+cpu",
+        "ok",
+        False,
+        None,
+        None,
+    )
+    assert t.cuda_available is False and t.xpu_available is False
+    assert (s.os, s.os_name, s.os_version, s.libc, s.python_version, s.python_bits) == (
+        "Linux",
+        "Debian GNU/Linux 12 (bookworm)",
+        "12",
+        "glibc 2.36",
+        "3.11.7",
+        64,
+    )
+    assert s.cuda_toolkit_version == "13.0.88"
+    assert (c.architecture, c.logical_cores, c.physical_cores, c.vendor) == (
+        "x86_64",
+        2,
+        2,
+        "GenuineIntel",
+    )
+    assert c.flags["avx512f"] is True
+    assert f.packages.torch_providers == ["torch"]
+    assert unavailable(f.gpu.count) and f.gpu.count.reason == COULD_NOT_COLLECT
+
+
+def modern_with_cpu(lscpu: str) -> str:
+    base = MODERN.read_text(encoding="utf-8")
+    head, rest = base.split("CPU:\n", 1)
+    tail = rest[rest.index("\nVersions of relevant libraries") :]
+    return head + "CPU:\n" + lscpu.rstrip("\n") + "\n" + tail
+
+
+@pytest.mark.parametrize(
+    "name, arch, logical, physical, flags",
+    [
+        # Flags wrapped at 80 columns, mid-word: "nx rd" / "tscp lm", "fsgsbas" / "e bmi1"
+        (
+            "xeon-e5-2686v4-aws-xen-1vcpu-wrapped-80col",
+            "x86_64",
+            1,
+            1,
+            {"avx2": True, "avx512f": False},
+        ),
+        ("grace-neoverse-v2-gh200", "aarch64", 72, 72, {"neon": True, "sve": True, "sve2": True}),
+        (
+            "xeon-platinum-8468-2s-sapphirerapids-amx",
+            "x86_64",
+            96,
+            96,
+            {"amx_tile": True, "amx_int8": True},
+        ),
+        ("power9-2s-traverse", "ppc64le", 128, 32, None),
+        ("apple-silicon-vm-aarch64-2cpu", "aarch64", 2, 2, {"neon": True, "sve": False}),
+    ],
+)
+def test_lscpu_variants_in_the_cpu_section(name, arch, logical, physical, flags):
+    lscpu = (EXTRA / "lscpu" / f"{name}.txt").read_text(encoding="utf-8")
+    cpu = parse_collect_env(modern_with_cpu(lscpu)).cpu
+    assert (cpu.architecture, cpu.logical_cores, cpu.physical_cores) == (arch, logical, physical)
+    if flags is None:
+        assert unavailable(cpu.flags)
+    else:
+        assert {k: cpu.flags[k] for k in flags} == flags
+
+
+def test_wrapped_flags_are_joined_inside_words():
+    lscpu = (EXTRA / "lscpu" / "xeon-e5-2686v4-aws-xen-1vcpu-wrapped-80col.txt").read_text()
+    fields = parse_fields(modern_with_cpu(lscpu))
+    assert "tscp lm" in fields["cpu_info"]  # raw field keeps the text as pasted
+    cpu = parse_collect_env(modern_with_cpu(lscpu)).cpu
+    assert cpu.flags["avx2"] is True
+
+
+def test_windows_cpu_section():
+    cpu_block = (
+        "Name: 12th Gen Intel(R) Core(TM) i7-12700H\nManufacturer: GenuineIntel\nFamily: 198\n"
+        "Architecture: 9\nProcessorType: 3\nDeviceID: CPU0\nCurrentClockSpeed: 2300\n"
+    )
+    cpu = parse_collect_env(modern_with_cpu(cpu_block)).cpu
+    assert (cpu.model, cpu.vendor, cpu.architecture, cpu.sockets) == (
+        "12th Gen Intel(R) Core(TM) i7-12700H",
+        "GenuineIntel",
+        "x86_64",
+        1,
+    )
+    assert unavailable(cpu.flags) and unavailable(cpu.physical_cores)
+
+
+# --------------------------------------------------------------------------------------
+# formatting variants of one report
+# --------------------------------------------------------------------------------------
+
+BASE = "case023"  # modern layout: platform, libc, multi-GPU list, pip and conda rows
+
+
+def same_facts(variant: str, case: str = BASE) -> None:
+    assert load_report(variant.encode("utf-8"), "variant.txt") == load(case)
+
+
+def test_variant_crlf():
+    same_facts(text(BASE).replace("\r\n", "\n").replace("\n", "\r\n"))
+    same_facts(text(BASE).replace("\r\n", "\n"))
+    same_facts(text(BASE).replace("\r\n", "\r"))  # old Mac line ends
+
+
+def test_variant_indented_block():
+    same_facts("".join("    " + line for line in text(BASE).splitlines(True)))
+    same_facts("".join("\t" + line for line in text(BASE).splitlines(True)))
+
+
+def test_variant_github_markdown():
+    body = text(BASE).replace("\r\n", "\n")
+    same_facts(
+        "### Versions\n\n<details><summary>collect_env</summary>\n\n```\n"
+        + body
+        + "```\n\n</details>\n"
+        "\nThanks for looking!\n"
+    )
+    same_facts("".join("> " + line for line in body.splitlines(True)))
+    same_facts("".join("- " + line if line.strip() else line for line in body.splitlines(True)))
+
+
+def test_variant_full_width_colons_and_label_case():
+    body = text(BASE)
+    same_facts(re.sub(r"^([A-Za-z][^:\r\n]*?):", r"\1：", body, flags=re.M))
+    same_facts(body.replace("PyTorch version", "Pytorch Version").replace("OS:", "Os :"))
+
+
+def test_variant_non_breaking_spaces_and_zero_width_characters():
+    body = text(BASE)
+    same_facts(
+        body.replace("PyTorch version: ", "PyTorch\u00a0version:\u00a0").replace(
+            "GPU 1", "GPU\u200b 1"
+        )
+    )
+
+
+def test_variant_ansi_colours():
+    same_facts(text(BASE).replace("PyTorch version", "\x1b[1mPyTorch version\x1b[0m"))
+
+
+def test_variant_truncated_report():
+    body = text(BASE).replace("\r\n", "\n")
+    cut = body[: body.index("GPU 1:")]
+    f = load_report(cut.encode(), "cut.txt")
+    assert f.torch.version == "1.12.1+cu116"
+    assert f.gpu.count == 1  # only GPU 0 made it
+    assert unavailable(f.gpu.driver_version) and f.gpu.driver_version.reason == NOT_STATED
+    assert unavailable(f.packages) and f.packages.reason == NOT_STATED
+    # cut in the middle of a line
+    f = load_report(body[: body.index("Python version") + 19].encode(), "cut.txt")
+    assert f.system.python_version == "3.9"
+
+
+def test_variant_several_reports_pasted_first_is_read():
+    first = text("case023").replace("\r\n", "\n")
+    second = text("case016")
+    f = load_report((first + "\n\nand on my other machine:\n\n" + second).encode(), "two.txt")
+    assert f.torch.version == "1.12.1+cu116"
+    assert any("several reports" in p for p in f.problems)
+    f = load_report((first + "\n" + "PyTorch version: 9.9.9\n").encode(), "two.txt")
+    assert f.torch.version == "1.12.1+cu116"
+
+
+def test_variant_trailing_junk_and_leading_issue_text():
+    body = text(BASE).replace("\r\n", "\n")
+    junk = '## 🐛 Bug\n\nTraceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: CUDA error: boom\n\n'
+    f = load_report((junk + body + "\n\ncc @someone: please look\n").encode(), "issue.md")
+    assert f == load(BASE)
+
+
+def test_variant_issue_template_fields():
+    template = (
+        "## Environment\n\n - PyTorch Version (e.g., 1.0): 1.4.0\n - OS (e.g., Linux): Ubuntu 18.04\n"
+        " - How you installed PyTorch (`conda`, `pip`, source): pip\n - Python version: 3.7\n"
+        " - CUDA/cuDNN version: 10.1\n - GPU models and configuration: GeForce GTX 1080\n"
+    )
+    f = load_report(template.encode(), "issue.md")
+    assert (f.torch.version, f.system.os, f.system.python_version, f.gpu.name, f.gpu.count) == (
+        "1.4.0",
+        "Linux",
+        "3.7",
+        "GeForce GTX 1080",
+        1,
+    )
+    assert unavailable(f.torch.cuda_build) and f.torch.cuda_build.reason == NOT_STATED
+
+
+def test_variant_utf16_file_from_powershell():
+    body = text(BASE)
+    same_facts_bytes = load_report(b"\xff\xfe" + body.encode("utf-16-le"), "env.txt")
+    assert same_facts_bytes == load(BASE)
+    assert load_report(body.encode("utf-16-le"), "env.txt") == load(BASE)  # no BOM
+
+
+def test_variant_utf8_bom_and_latin1_bytes():
+    body = text(BASE)
+    assert load_report(b"\xef\xbb\xbf" + body.encode(), "bom.txt") == load(BASE)
+    mangled = body.replace("OS: Ubuntu", "OS: Ubuntu\xe9").encode("latin-1")
+    f = load_report(mangled, "latin1.txt")  # not UTF-8: decoded with replacement characters
+    assert f.torch.version == "1.12.1+cu116"
+
+
+def test_variant_mig_devices():
+    report = (
+        "PyTorch version: 2.3.0+cu121\nCUDA used to build PyTorch: 12.1\nGPU models and configuration: \n"
+        "GPU 0: NVIDIA A100-SXM4-40GB\n  MIG 3g.20gb     Device  0:\n  MIG 3g.20gb     Device  1:\n"
+        "GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-0a1b2c3d)\n\nNvidia driver version: 550.54.15\n"
+    )
+    gpu = parse_collect_env(report).gpu
+    assert gpu.count == 2
+    assert [d.name for d in gpu.devices] == ["NVIDIA A100-SXM4-40GB"] * 2
+    assert gpu.devices[0].mig_mode is True and unavailable(gpu.devices[1].mig_mode)
+    assert gpu.driver_version == "550.54.15"
+
+
+def test_variant_wsl2_kernel_and_pip_cudnn_wheel():
+    report = (
+        "PyTorch version: 2.3.1+cu121\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
+        "ROCM used to build PyTorch: N/A\n\nOS: Ubuntu 22.04.4 LTS (x86_64)\nLibc version: glibc-2.35\n\n"
+        "Python version: 3.11.9 | packaged by conda-forge | (main, Apr 19 2024, 18:36:13) [GCC 12.3.0] (64-bit runtime)\n"
+        "Python platform: Linux-5.15.153.1-microsoft-standard-WSL2-x86_64-with-glibc2.35\n"
+        "Is CUDA available: True\nGPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090\n"
+        "Nvidia driver version: 555.85\ncuDNN version: Could not collect\n\n"
+        "Versions of relevant libraries:\n[pip3] nvidia-cudnn-cu12==8.9.2.26\n[pip3] torch==2.3.1\n"
+        "[conda] Could not collect\n"
+    )
+    f = parse_collect_env(report)
+    assert f.system.wsl == 2
+    assert f.system.kernel == "5.15.153.1-microsoft-standard-WSL2"
+    assert f.system.env_manager == "conda"  # "packaged by conda-forge"
+    assert f.torch.cudnn_version == "8.9.2"  # the pip nvidia-cudnn wheel next to pip torch
+    assert f.packages.torch_providers == ["torch"]
+
+
+def test_variant_pip_direct_reference_and_no_relevant_packages():
+    report = "PyTorch version: 2.2.0\nVersions of relevant libraries:\n[pip3] torch @ file:///tmp/torch-2.2.0.whl\n[conda] No relevant packages\n"
+    f = parse_collect_env(report)
+    (dist,) = f.packages.distributions
+    assert dist.name == "torch" and unavailable(dist.version)
+    assert f.packages.torch_providers == ["torch"]
+
+
+# --------------------------------------------------------------------------------------
+# raw fields
+# --------------------------------------------------------------------------------------
+
+
+def test_parse_fields_uses_collect_env_names():
+    fields = parse_fields(text("case015"))
+    assert fields["torch_version"] == "1.7.0"
+    assert fields["nvidia_gpu_models"] == "GPU 0: GeForce RTX 3090\nGPU 1: GeForce RTX 2080 Ti"
+    assert fields["hip_compiled_version"] == "N/A"
+    assert fields["pip_packages"].splitlines()[0] == "[pip3] numpy==1.19.2"
+    assert fields["conda_packages"].splitlines()[-1].startswith("[conda] torchvision")
+    assert "libraries" not in fields
+    cudnn = parse_fields(text("case009"))["cudnn_version"].splitlines()
+    assert cudnn[0] == "Probably one of the following:" and len(cudnn) == 9
+
+
+def test_parse_fields_of_every_case_has_a_field():
+    for case in CASE_IDS:
+        assert parse_fields(text(case)), case
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build, python, cuda, cudnn, cpu",
+    [
+        ("py3.9_cuda11.1_cudnn8.0.5_0", (3, 9), "11.1", "8.0.5", False),
+        ("py3.7_cuda10.1.243_cudnn7.6.3_0", (3, 7), "10.1.243", "7.6.3", False),
+        ("py3.6_cuda90_cudnn7_1", (3, 6), "9.0", "7", False),
+        ("cuda112py39h0bbbad9_1", (3, 9), "11.2", None, False),
+        ("cuda120_py311h0e7c0c5_300", (3, 11), "12.0", None, False),
+        ("cpu_py39h0c4d0bb_0", (3, 9), None, None, True),
+        ("py3.7_cpu_0", (3, 7), None, None, True),
+        ("py37_cu101", (3, 7), "10.1", None, False),
+        ("py3.9_0", (3, 9), None, None, False),
+        ("pypi_0", None, None, None, False),
+    ],
+)
+def test_decode_conda_build(build, python, cuda, cudnn, cpu):
+    b = decode_conda_build(build)
+    assert (b.python, b.cuda, b.cudnn, b.cpu) == (python, cuda, cudnn, cpu)
+
+
+def test_cudnn_versions():
+    assert cudnn_versions("/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.2") == ["8.9.2"]
+    listing = "Probably one of the following:\n/usr/lib/libcudnn.so.8\n/usr/lib/libcudnn_ops_infer.so.8.9.7\n/usr/lib/libcudnn.so.8.9.2"
+    assert cudnn_versions(listing) == ["8.9.7", "8.9.2", "8"]
+    assert cudnn_versions(
+        "C:\\CUDA\\v12.1\\bin\\cudnn64_8.dll\nC:\\CUDA\\v12.1\\bin\\cudnn_ops_infer64_8.dll"
+    ) == ["8"]
+    wrapped = "Probably one of the following:\nC:\\CUDA\\v11.1\\bin\\cudnn_adv_in\nfer64_8.dll\nC:\\CUDA\\v11.1\\bin\\cudnn64_9.dll"
+    assert cudnn_versions(wrapped) == ["9", "8"]
+    assert cudnn_versions("8700") == ["8.7.0"] and cudnn_versions("90100") == ["9.1.0"]
+    assert cudnn_versions("Could not collect") == []
+
+
+def test_provider_names():
+    for name in (
+        "torch",
+        "pytorch",
+        "torch-nightly",
+        "pytorch-nightly",
+        "torch-cpu",
+        "pytorch-cpu",
+    ):
+        assert provides_torch(name), name
+    for name in (
+        "pytorch-cuda",
+        "pytorch-mutex",
+        "cpuonly",
+        "pytorch-lightning",
+        "torchvision",
+        "torch-model-archiver",
+        "pytorch-select",
+    ):
+        assert not provides_torch(name), name
+
+
+def test_same_release():
+    assert same_release("1.8.1+cu102", "1.8.1")
+    assert same_release("2.0.0.dev20230228+cpu-cxx11-abi", "2.0.0.dev20230228+cpu.cxx11.abi")
+    assert not same_release("1.9.0+cu111", "1.9.0+cu102")
+    assert not same_release("1.3.0", "1.2.0")
+    assert same_release("1.6.0a0-fb", "1.6.0A0-FB")  # not PEP 440: compared as text
+
+
+# --------------------------------------------------------------------------------------
+# inputs that are not reports
+# --------------------------------------------------------------------------------------
+
+
+def test_empty_input():
+    with pytest.raises(ReportError, match=r"^empty\.txt: empty input$"):
+        load_report(b"", "empty.txt")
+    with pytest.raises(ReportError, match=r"^blank\.txt: empty input"):
+        load_report(b" \n\r\n\t ", "blank.txt")
+
+
+def test_garbage_text():
+    with pytest.raises(ReportError) as info:
+        load_report(b"hello\nthis is not the report you are looking for\n", "notes.txt")
+    assert str(info.value) == (
+        "notes.txt: not a collect_env report or torchdoctor JSON (no known field found)"
+    )
+
+
+def test_binary_data():
+    with pytest.raises(ReportError, match=r"^img\.png: binary data"):
+        load_report(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4, "img.png")
+    with pytest.raises(ReportError, match=r"^rand\.bin: binary data"):
+        load_report(
+            bytes((i * 7919 + 13) % 256 for i in range(4096 * 4)).replace(b"\x00", b"\x01"),
+            "rand.bin",
+        )
+
+
+def test_too_large_input_is_refused_before_decoding():
+    data = b"PyTorch version: 2.0.0\n" + b"x" * (100 * 1024 * 1024)
+    with pytest.raises(ReportError) as info:
+        load_report(data, "huge.txt")
+    assert str(info.value).startswith("huge.txt: too large")
+    assert "\n" not in str(info.value)
+    # exactly at the limit is still read
+    ok = b"PyTorch version: 2.0.0\n" + b"\n" * (MAX_REPORT_BYTES - 23)
+    assert len(ok) == MAX_REPORT_BYTES
+    assert load_report(ok, "big.txt").torch.version == "2.0.0"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b" " * (4 * 1024 * 1024) + b"GPU 0: x",
+        b"GPU models and configuration:" + b" " * 3_000_000 + b"GPU 1: y" * 10,
+        b"[conda] " * 600_000,
+        b"a" * (MAX_REPORT_BYTES - 1),
+        b"PyTorch version: 1.0\n" + b"GPU 0: " * 700_000,
+        b"cuDNN version: Probably one of the following:\n" + b"C:\\x" * 1_000_000,
+        b"CPU:\nFlags: " + b"avx " * 1_000_000 + b"\n" + (b"  x\n" * 100_000),
+        b"PyTorch version: 1.0\n" + b"(" * 2_000_000 + b"\n" + b"OS: " + b"(" * 1_000_000,
+        b"\n" * MAX_REPORT_BYTES,
+        b"{" * 2_000_000,
+        b'{"schema_version": 1, "facts": ' + b"[" * 1_000_000 + b"]" * 1_000_000 + b"}",
+        b"GPU models and configuration:\n" + (b"GPU 0: " + b"GeForce RTX " * 800 + b"\n") * 500,
+        b"GPU models and configuration: " + b"9x GeForce " * 400_000,
+    ],
+    ids=[
+        "spaces",
+        "merged-gpu-line",
+        "conda-tags",
+        "one-long-line",
+        "gpu-tags",
+        "dll-path",
+        "flags",
+        "parens",
+        "newlines",
+        "braces",
+        "deep-json",
+        "long-gpu-names",
+        "count-prefix",
+    ],
+)
+def test_pathological_inputs_end_in_facts_or_report_error(data):
+    assert len(data) <= MAX_REPORT_BYTES
+    try:
+        facts = load_report(data, "patho.txt")
+    except ReportError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(facts, Facts)
+
+
+# --------------------------------------------------------------------------------------
+# torchdoctor JSON
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["case001", "case018", "case025", "case030"])
+def test_json_round_trip_of_report_facts(case):
+    facts = load(case)
+    back = load_report(facts.model_dump_json(indent=2).encode(), f"{case}.json")
+    assert back == facts.model_copy(update={"origin": "json"})
+    assert back.origin == "json"
+
+
+def test_json_round_trip_of_default_facts_and_report_wrapper():
+    facts = Facts()
+    assert load_report(facts.model_dump_json().encode(), "f.json") == facts.model_copy(
+        update={"origin": "json"}
+    )
+    wrapped = {
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": "0.1.0",
+        "facts": json.loads(load("case023").model_dump_json()),
+        "findings": [],
+    }
+    back = load_report(json.dumps(wrapped).encode(), "report.json")
+    assert back == load("case023").model_copy(update={"origin": "json"})
+
+
+def test_json_with_wrong_schema_version():
+    obj = json.loads(Facts().model_dump_json())
+    obj["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(ReportError) as info:
+        load_report(json.dumps(obj).encode(), "new.json")
+    assert str(info.value) == (
+        f"new.json: schema_version {SCHEMA_VERSION + 1} is not supported "
+        f"(this torchdoctor reads {SCHEMA_VERSION})"
+    )
+    del obj["schema_version"]
+    with pytest.raises(ReportError, match="no schema_version"):
+        load_report(json.dumps(obj).encode(), "old.json")
+    obj["schema_version"] = "1"
+    with pytest.raises(ReportError, match="not an integer"):
+        load_report(json.dumps(obj).encode(), "str.json")
+
+
+def test_json_that_is_not_facts():
+    with pytest.raises(ReportError, match=r"^bad\.json: invalid JSON"):
+        load_report(b'{"schema_version": 1, ', "bad.json")
+    with pytest.raises(ReportError, match=r"^other\.json: JSON, but not torchdoctor facts"):
+        load_report(b'{"name": "x"}', "other.json")
+    obj = json.loads(Facts().model_dump_json())
+    obj["torch"]["no_such_fact"] = 1
+    with pytest.raises(ReportError) as info:
+        load_report(json.dumps(obj).encode(), "extra.json")
+    assert "torch.TorchFacts.no_such_fact" in str(info.value) or "no_such_fact" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_json_array_and_json_like_text_are_not_reports():
+    with pytest.raises(ReportError, match=r"^a\.json: a JSON array, not torchdoctor facts$"):
+        load_report(b'[{"os": "Linux", "python_version": "3.11"}]', "a.json")
+    with pytest.raises(ReportError, match="no known field found"):
+        load_report(b'"os": "Linux",\n"PyTorch version": "2.0"\n', "b.txt")
+
+
+def test_hand_edited_version_prefixes():
+    f = parse_collect_env("PyTorch version: v1.13.1\nPython version: Python 3.8.5\n")
+    assert (f.torch.version, f.system.python_version) == ("1.13.1", "3.8.5")
+
+
+def test_mac_x86_64_python_on_apple_silicon_is_translated():
+    report = (
+        "PyTorch version: 2.2.2\nCUDA used to build PyTorch: None\nOS: macOS 14.4 (x86_64)\n"
+        "Python version: 3.11.8 (v3.11.8:db85d51d3e, Feb  6 2024, 18:02:37) [Clang 13.0.0 (clang-1300.0.29.30)] (64-bit runtime)\n"
+        "Python platform: macOS-14.4-x86_64-i386-64bit\nIs CUDA available: False\n\nCPU:\nApple M1 Pro\n"
+    )
+    s = parse_collect_env(report).system
+    assert (s.os, s.os_version, s.machine, s.translated) == ("Darwin", "14.4", "x86_64", True)
+
+
+def test_windows_11_os_line():
+    report = (
+        "PyTorch version: 2.5.1+cu124\nOS: Microsoft Windows 11 Pro (10.0.22631 64-bit)\n"
+        "Python platform: Windows-10-10.0.22631-SP0\nLibc version: N/A\n"
+    )
+    s = parse_collect_env(report).system
+    assert (s.os, s.os_name, s.os_version, s.libc, s.wsl) == (
+        "Windows",
+        "Microsoft Windows 11 Pro",
+        "10.0.22631",
+        None,
+        None,
+    )
+
+
+def test_issue_template_before_the_real_report_is_passed_over():
+    template = (
+        "## Environment\n\n - PyTorch Version (e.g., 1.0): 1.12\n - OS (e.g., Linux): Ubuntu\n"
+        " - Python version: 3.9\n - GPU models and configuration: 3090s\n\n"
+        "- torch.version: not stated in the report: gpu-arch-not-in-wheel\n\n"
+    )
+    f = load_report((template + text(BASE)).encode(), "issue.md")
+    assert f == load(BASE)
+
+
+def test_dotted_fact_paths_are_not_report_labels():
+    with pytest.raises(ReportError, match="no known field found"):
+        load_report(b"- torch.version: unknown\n- system.os: Linux\n", "facts.md")

@@ -1,0 +1,104 @@
+"""Importers: text or JSON someone pasted -> :class:`~torchdoctor.facts.Facts`.
+
+:func:`load_report` takes the bytes of a file (the caller reads at most
+``MAX_REPORT_BYTES + 1`` of them), works out whether they are torchdoctor JSON or a
+``python -m torch.utils.collect_env`` report, and returns facts with ``origin="json"`` or
+``origin="report"``. Anything it cannot read raises :class:`ReportError` with one line that
+names the file and what is wrong; no other exception is expected to escape.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Union
+
+from torchdoctor.facts import Facts
+
+MAX_REPORT_BYTES = 5 * 1024 * 1024
+"""Inputs larger than this are refused before they are decoded."""
+
+__all__ = ["MAX_REPORT_BYTES", "ReportError", "load_report"]
+
+
+class ReportError(Exception):
+    """A pasted report or JSON file that cannot be read; ``str()`` is one line."""
+
+
+# control characters a text report does not contain (tab, newlines, form feed, ESC allowed)
+_NON_TEXT = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_SAMPLE = 65536
+
+
+def _looks_utf16(data: bytes) -> str:
+    sample = data[:4096]
+    if len(sample) < 8:
+        return ""
+    even, odd = sample[0::2], sample[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.05 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.05 * len(odd):
+        return "utf-16-be"
+    return ""
+
+
+def _decode(data: bytes, name: str) -> str:
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        text = data.decode("utf-32", errors="replace")
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # PowerShell 5 writes `> file` as UTF-16 with a BOM
+        text = data.decode("utf-16", errors="replace")
+    elif _looks_utf16(data):
+        text = data.decode(_looks_utf16(data), errors="replace")
+    elif b"\x00" in data:
+        raise ReportError(f"{name}: binary data (contains NUL bytes), not a text report")
+    else:
+        text = data.decode("utf-8-sig", errors="replace")
+    sample = text[:_SAMPLE]
+    if len(_NON_TEXT.findall(sample)) > max(8, len(sample) // 10):
+        raise ReportError(f"{name}: binary data, not a text report")
+    return text
+
+
+def load_report(data: Union[bytes, bytearray, memoryview, str], name: str) -> Facts:
+    """Facts from a collect_env report or torchdoctor JSON; raises :class:`ReportError`."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="replace")
+    name = str(name).replace("\r", " ").replace("\n", " ")
+    if len(data) > MAX_REPORT_BYTES:  # before decoding anything
+        raise ReportError(
+            f"{name}: too large (over {MAX_REPORT_BYTES // (1024 * 1024)} MiB); "
+            "a collect_env report is a few kilobytes"
+        )
+    data = bytes(data)
+    if not data:
+        raise ReportError(f"{name}: empty input")
+    text = _decode(data, name)
+    if not text.strip():
+        raise ReportError(f"{name}: empty input (only whitespace)")
+
+    head = text.lstrip()[:8].lower()
+    if head.startswith("[") and not head.startswith(("[pip", "[conda]")):
+        import json
+
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            pass  # not JSON: read it as text below
+        else:
+            raise ReportError(f"{name}: a JSON array, not torchdoctor facts")
+    if head.startswith("{"):
+        from torchdoctor.importers.json_report import JsonReportError, facts_from_json
+
+        try:
+            return facts_from_json(text)
+        except JsonReportError as exc:
+            raise ReportError(f"{name}: {exc}") from None
+
+    from torchdoctor.importers.collect_env import NotAReport, parse_collect_env
+
+    try:
+        return parse_collect_env(text)
+    except NotAReport:
+        raise ReportError(
+            f"{name}: not a collect_env report or torchdoctor JSON (no known field found)"
+        ) from None
