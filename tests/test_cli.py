@@ -166,3 +166,12 @@ def test_internal_error_no_traceback_unless_debug(capsys, monkeypatch):
     assert code == 2 and "internal error" in err and "kaboom" in err and "Traceback" not in err
     with pytest.raises(RuntimeError):
         main(["check", "--debug"])
+
+
+def test_probe_schema_documents_every_fact(capsys):
+    code, out, _ = run(capsys, "probe", "--schema")
+    schema = json.loads(out)
+    for model in ("TorchFacts", "GpuFacts", "CpuFacts", "MemoryFacts", "EnvFacts", "PackagesFacts", "SystemFacts"):
+        props = schema["$defs"][model]["properties"]
+        missing = [name for name, p in props.items() if not p.get("description")]
+        assert not missing, f"{model}: undocumented facts {missing}"

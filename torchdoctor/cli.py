@@ -255,8 +255,16 @@ def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
 @click.option("--output", "-o", type=click.Path(dir_okay=False))
 @click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")
 @click.option("--debug", is_flag=True)
-def probe(python, timeout, output, no_redact, debug) -> None:
+@click.option("--schema", is_flag=True, help="Print the JSON schema of the facts (the fact reference) and exit.")
+def probe(python, timeout, output, no_redact, debug, schema) -> None:
     """Print the facts of this environment as JSON (load them later with --facts)."""
+    if schema:
+        import json
+
+        from torchdoctor.facts import Facts
+
+        emit(json.dumps(Facts.model_json_schema(), indent=2) + "\n", output)
+        return
     prestart(None, None, python, timeout)
     facts = gather_facts(None, None, python, timeout, debug)
     facts = maybe_redact(facts, no_redact)
