@@ -103,7 +103,7 @@ def build_workload(task: Optional[str] = None, overrides: Optional[dict[str, Any
         if task not in tasks:
             close = difflib.get_close_matches(task, list(tasks), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise WorkloadError(f"unknown task '{task}'{hint}; valid tasks: {', '.join(sorted(tasks))}")
+            raise WorkloadError(f"unknown task {task!r}{hint}; valid tasks: {', '.join(sorted(tasks))}")
         values.update(tasks[task].workload)
         values["task"] = task
     base.pop("task", None)

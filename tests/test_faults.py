@@ -1,0 +1,1000 @@
+"""Fault matrix (issue 5): the real commands under injected faults.
+
+Every test runs a real command: ``torchdoctor.cli.main([...])`` in-process (inside a thread
+that must finish within a limit) when the fault can be injected through the machine seam
+(``torchdoctor/probes/_sys.py``) or a module constant; a real ``python -m torchdoctor``
+process (always with a timeout) when the fault lives in the process itself: its environment,
+locale, terminal, signals. A ``torch`` child process is always real; fake ``torch`` packages
+(``tests/data/fake_torch/``, ``tests/data/faults/fake_torch/``) put first on PYTHONPATH make
+it fail the way a broken install does.
+
+Each fault asserts what the README's "Fault matrix" promises: the command finishes, exits
+with the documented code (0/1 when a probe fails, never 2; 2 for bad input or usage; 130 when
+interrupted), says the cause in one line on stderr (or names it in the report for a probe
+fault), prints no traceback, and leaves every file the user passed in byte-for-byte as it was.
+Each test id is a row of the README table (checked by the last test).
+
+Where the probe is not the point, facts come from a recorded ``torchdoctor probe`` of the
+development container (``tests/data/faults/dev-container-cpu-probe.json``), and the torch probe
+is replaced by that recording, so no test but the torch faults pays for a torch child.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+import pytest
+
+from torchdoctor.cli import main
+from torchdoctor.facts import SCHEMA_VERSION
+from torchdoctor.importers import load_report
+from torchdoctor.probes import _prestart, _sys, gpu, pytorch
+
+from .probes.fakenvml import FakeNvml
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data" / "faults"
+FAKE_TORCH = REPO / "tests" / "data" / "fake_torch"
+FAULT_TORCH = DATA / "fake_torch"
+FACTS = DATA / "dev-container-cpu-probe.json"
+CGROUP = DATA / "cgroup"
+README = REPO / "README.md"
+
+POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX process, signal or terminal behaviour")
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+# ----------------------------------------------------------------------------------------
+# rows: every test is parametrized with row(...) so its id is a row of the README table
+# ----------------------------------------------------------------------------------------
+
+ROWS: list[str] = []
+
+
+def row(fault_id: str, *values, marks=()):
+    ROWS.append(fault_id)
+    return pytest.param(*values, id=fault_id, marks=marks)
+
+
+def one_row(fault_id: str, marks=()):
+    """Parametrize a test that covers one fault under its row id."""
+    return pytest.mark.parametrize("fault", [row(fault_id, fault_id, marks=marks)])
+
+
+# ----------------------------------------------------------------------------------------
+# running the commands
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+    seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """stdout as a reader sees it: box borders dropped, whitespace (line wraps) collapsed."""
+        return " ".join(re.sub(r"[│╭╮╰╯─┃┏┓┗┛━┡┩╇┳┻╋┼├┤└┘┌┐]", " ", self.out).split())
+
+
+def cli(capsys, *args: str, limit: float = 60.0) -> Result:
+    """Run ``torchdoctor ARGS`` in-process; fail if it does not finish within ``limit`` s."""
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["code"] = main([str(a) for a in args])
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            box["exc"] = exc
+
+    start = time.monotonic()
+    worker = threading.Thread(target=target, name="torchdoctor-under-test", daemon=True)
+    worker.start()
+    worker.join(limit)
+    assert not worker.is_alive(), f"torchdoctor {' '.join(args)} did not finish within {limit} s"
+    out, err = capsys.readouterr()
+    if "exc" in box:
+        raise AssertionError(f"main() raised {box['exc']!r}; stderr: {err}") from box["exc"]
+    return Result(box["code"], out, err, time.monotonic() - start)
+
+
+def base_env(pythonpath: Iterable[Union[str, Path]] = ()) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "PYTHONPATH")}
+    env["PYTHONPATH"] = os.pathsep.join([*(str(p) for p in pythonpath), str(REPO)])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def proc(*args: str, env: Optional[dict] = None, limit: float = 60.0, stdin: bytes = b"",
+         encoding: str = "utf-8") -> Result:
+    """Run ``python -m torchdoctor ARGS`` as a real process; fail after ``limit`` s."""
+    start = time.monotonic()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "torchdoctor", *args],
+        cwd=str(REPO),
+        env=env if env is not None else base_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=(os.name == "posix"),
+    )
+    try:
+        out, err = p.communicate(stdin, timeout=limit)
+    except subprocess.TimeoutExpired:
+        _kill_group(p)
+        pytest.fail(f"torchdoctor {' '.join(args)} did not finish within {limit} s")
+    return Result(p.returncode, out.decode(encoding), err.decode(encoding, errors="replace"),
+                  time.monotonic() - start)
+
+
+def procs(*commands: list, **kwargs) -> list:
+    """Several :func:`proc` runs at once (each a real process with its own limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        return list(pool.map(lambda args: proc(*args, **kwargs), commands))
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL) if os.name == "posix" else p.kill()
+    except OSError:
+        pass
+    p.communicate()
+
+
+# ----------------------------------------------------------------------------------------
+# what every fault must (not) do
+# ----------------------------------------------------------------------------------------
+
+
+def no_traceback(r: Result) -> None:
+    for stream in (r.out, r.err):
+        assert "Traceback (most recent call last)" not in stream, stream
+        assert "UnicodeEncodeError" not in stream and "UnicodeDecodeError" not in stream, stream
+
+
+def error_line(r: Result, *words: str) -> str:
+    """Exit 2, nothing on stdout, one line naming the cause on stderr (click's usage
+    framing "Usage: ..." / "Try '... --help'" aside); returns that line."""
+    no_traceback(r)
+    assert r.code == 2, (r.code, r.err)
+    assert r.out == "", r.out
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    causes = [line for line in lines if not line.startswith(("Usage: ", "Try '"))]
+    assert len(causes) == 1, r.err
+    for word in words:
+        assert word in causes[0], (word, causes[0])
+    return causes[0]
+
+
+def degraded(r: Result, *words: str) -> None:
+    """A probe fault: the report is out, exit 0 or 1 (never 2), the cause named in it."""
+    no_traceback(r)
+    assert r.code in (0, 1), (r.code, r.err)
+    assert r.out.strip(), "no report"
+    for word in words:
+        assert word in r.text, (word, r.text)
+
+
+def snapshot(*paths: Union[str, Path]) -> dict:
+    """Bytes of every file under ``paths`` (a file or a directory tree), by path."""
+    files: dict = {}
+    for p in map(Path, paths):
+        for f in sorted(p.rglob("*")) if p.is_dir() else [p]:
+            if f.is_file():
+                files[str(f)] = f.read_bytes()
+    return files
+
+
+def leftovers(directory: Path) -> list:
+    return sorted(p.name for p in directory.iterdir() if "torchdoctor" in p.name and p.name.endswith(".tmp"))
+
+
+# ----------------------------------------------------------------------------------------
+# fixtures
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def facts_file(tmp_path) -> Path:
+    """A user's copy of the recorded facts (so that "unchanged" is checked on a user file)."""
+    path = tmp_path / "facts.json"
+    shutil.copyfile(FACTS, path)
+    return path
+
+
+@pytest.fixture
+def recorded_torch(monkeypatch):
+    """Real probes, except torch: its facts come from the recording (no torch child)."""
+    facts = load_report(FACTS.read_bytes(), str(FACTS))
+    monkeypatch.setattr(_prestart, "start", lambda python, timeout: None)
+    monkeypatch.setattr(pytorch, "probe", lambda ctx: facts.torch)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """Put a fake ``torch`` first on the PYTHONPATH the torch child inherits."""
+
+    def use(folder: Path) -> None:
+        monkeypatch.setenv("PYTHONPATH", str(folder))
+        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+
+    return use
+
+
+@pytest.fixture(scope="module")
+def python_without_torch(tmp_path_factory) -> str:
+    """A real interpreter without torch: a fresh venv (about 0.2 s)."""
+    venv = tmp_path_factory.mktemp("no-torch") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    exe = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    assert exe.exists()
+    return str(exe)
+
+
+def nvml(monkeypatch, fake) -> None:
+    real = _sys.import_optional
+    monkeypatch.setattr(_sys, "import_optional", lambda name: fake if name == "pynvml" else real(name))
+
+
+def no_lscpu(monkeypatch) -> None:
+    """lscpu absent, so /proc/cpuinfo is the only source of the CPU model."""
+    real = _sys.run
+
+    def run(argv, timeout=_sys.DEFAULT_TIMEOUT_S, env=None, input_text=None):
+        if list(argv)[:1] == ["lscpu"]:
+            return _sys.Completed(tuple(argv), None, "", "", error="lscpu: No such file or directory")
+        return real(argv, timeout=timeout, env=env, input_text=input_text)
+
+    monkeypatch.setattr(_sys, "run", run)
+
+
+def files_served(monkeypatch, files: dict) -> None:
+    """``_sys.read_text`` answers these paths (text, or an OSError to raise); others are real."""
+    real = _sys.read_text
+
+    def read_text(path, limit=_sys.MAX_READ_BYTES):
+        for prefix, answer in files.items():
+            if path == prefix or (prefix.endswith("/") and path.startswith(prefix)):
+                if isinstance(answer, OSError):
+                    raise answer
+                return answer
+        return real(path, limit)
+
+    monkeypatch.setattr(_sys, "read_text", read_text)
+
+
+# ========================================================================================
+# 1. probe faults: torch
+# ========================================================================================
+
+
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        row("torch-import-error-libcudnn", FAKE_TORCH / "missing_cudnn",
+            ["torch import-error: ImportError: libcudnn.so.9: cannot open shared object file"]),
+        row("torch-sigsegv", FAKE_TORCH / "segfault",
+            ["torch crashed: SIGSEGV (segmentation fault in native code) while importing torch"]),
+        row("torch-sigill", FAKE_TORCH / "sigill",
+            [("torch crashed: SIGILL (illegal instruction: this torch build uses CPU instructions "
+              "this CPU lacks) while importing torch")]),
+    ],
+)
+def test_torch_child_fails(capsys, fake_torch, case, words):
+    fake_torch(case)
+    r = cli(capsys, "check")
+    degraded(r, *words)
+    r = cli(capsys, "check", "--format", "json")
+    no_traceback(r)
+    torch = json.loads(r.out)["facts"]["torch"]
+    assert torch["import_status"] in ("import-error", "crashed")
+    assert "\n" not in torch["import_error"]
+
+
+@one_row("torch-hang")
+def test_torch_hang_times_out(capsys, fake_torch, fault):
+    fake_torch(FAKE_TORCH / "hang")
+    r = cli(capsys, "check", "--timeout", "3", limit=3 + 30)
+    degraded(r, "torch timeout: timed out after 3 s while importing torch, stuck at", "_wait_for_driver")
+
+
+@one_row("torch-absent")
+def test_torch_not_installed(capsys, python_without_torch, fault):
+    r = cli(capsys, "check", "--python", python_without_torch)
+    degraded(r, "torch not-installed: ModuleNotFoundError: No module named 'torch'")
+
+
+# ========================================================================================
+# 2. probe faults: NVML, /proc, cgroup, /dev/shm (torch facts from the recording)
+# ========================================================================================
+
+
+@pytest.mark.parametrize(
+    ("setup", "words"),
+    [
+        row("nvml-module-absent", None, "nvidia-ml-py (module pynvml) is not installed"),
+        row("nvml-library-absent", {"init_error": 12}, "NVML library not found: no NVIDIA driver installed"),
+        row("nvml-init-raises", {"init_error": 18},
+            "NVML library and NVIDIA kernel driver versions differ (driver updated without a reboot?)"),
+    ],
+)
+def test_nvml_unusable(capsys, monkeypatch, recorded_torch, setup, words):
+    fake = FakeNvml.from_report("tesla-t4.xml", **setup) if setup is not None else None
+    nvml(monkeypatch, fake)
+    r = cli(capsys, "check")
+    degraded(r, f"GPU unknown ({words})")
+    if fake is not None:
+        assert fake.calls == ["nvmlInit"]
+
+
+@one_row("nvml-hang")
+def test_nvml_hang_is_abandoned(capsys, monkeypatch, recorded_torch, fault):
+    fake = FakeNvml.from_report("tesla-t4.xml", hang="nvmlDeviceGetName")
+    nvml(monkeypatch, fake)
+    monkeypatch.setattr(gpu, "NVML_TIMEOUT_S", 0.5)
+    try:
+        r = cli(capsys, "check", limit=30)
+        assert fake.hanging.is_set()
+    finally:
+        fake.release()
+    degraded(r, "GPU unknown (NVML did not answer within 0.5 s)")
+
+
+@LINUX_ONLY
+@one_row("proc-and-cgroup-unreadable")
+def test_proc_and_cgroup_files_unreadable(capsys, monkeypatch, recorded_torch, fault):
+    denied = {
+        path: PermissionError(13, "Permission denied", path)
+        for path in ("/proc/cpuinfo", "/proc/self/cgroup", "/proc/self/mountinfo", "/sys/fs/cgroup/")
+    }
+    files_served(monkeypatch, denied)
+    no_lscpu(monkeypatch)
+    r = cli(capsys, "check")
+    degraded(r, "CPU unknown (CPU model unknown: cannot read /proc/cpuinfo: Permission denied)")
+    reason = "cannot read /proc/self cgroup information: Permission denied"
+    report = json.loads(cli(capsys, "check", "--format", "json").out)
+    assert report["facts"]["cpu"]["effective_cpus"] == {"unavailable": reason}
+    assert report["facts"]["memory"]["cgroup_limit_bytes"] == {"unavailable": reason}
+    skipped = {"id": "threads-exceed-cpu-quota", "needs": "cpu.effective_cpus", "reason": reason}
+    assert skipped in report["skipped"]
+
+
+@LINUX_ONLY
+@one_row("proc-and-cgroup-garbage")
+def test_proc_and_cgroup_files_garbage(capsys, monkeypatch, recorded_torch, fault):
+    garbage = "\ufffd\x00\x7fELF\x02\x01 banana 100000 7\n"
+    files_served(monkeypatch, {
+        "/proc/cpuinfo": garbage * 50,
+        # a cgroup v2 container (recorded), whose limit files hold garbage
+        "/proc/self/cgroup": (CGROUP / "v2-docker-proc-self-cgroup.txt").read_text(),
+        "/proc/self/mountinfo": (CGROUP / "v2-k8s-docker-pod-proc-self-mountinfo.txt").read_text(),
+        "/sys/fs/cgroup/cpu.max": garbage,
+        "/sys/fs/cgroup/memory.max": garbage,
+    })
+    no_lscpu(monkeypatch)
+    r = cli(capsys, "check")
+    degraded(r, "CPU unknown (CPU model unknown: /proc/cpuinfo does not say and lscpu is not available)")
+    r = cli(capsys, "probe")
+    no_traceback(r)
+    facts = json.loads(r.out)
+    assert facts["cpu"]["effective_cpus"]["unavailable"].startswith(
+        "cannot use the limit in /sys/fs/cgroup: unexpected cpu.max ")
+    assert facts["memory"]["cgroup_limit_bytes"]["unavailable"].startswith(
+        "cannot use the limit in /sys/fs/cgroup: unexpected memory.max ")
+
+
+@one_row("dev-shm-missing")
+def test_dev_shm_missing(capsys, monkeypatch, recorded_torch, fault):
+    real = _sys.statvfs
+
+    def statvfs(path):
+        if path == "/dev/shm":
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return real(path)
+
+    monkeypatch.setattr(_sys, "statvfs", statvfs)
+    r = cli(capsys, "check")
+    degraded(r, "/dev/shm none")
+    r = cli(capsys, "recommend", "--task", "classification", "--format", "json")
+    no_traceback(r)
+    assert r.code in (0, 1)
+    assert json.loads(r.out)["facts"]["memory"]["shm_total_bytes"] is None
+
+
+@one_row("data-file-broken-while-probing")
+def test_broken_data_file_read_by_a_probe(capsys, monkeypatch, recorded_torch, broken_data, fault):
+    path = broken_data("env_allowlist", lambda text: text + "\n  - prefix: [OOPS\n")
+    r = cli(capsys, "check")
+    degraded(r, "WARNING [probe-problem] env probe crashed: DataFileError:")
+    r = cli(capsys, "check", "--format", "json")
+    assert r.code in (0, 1)
+    problems = [f["message"] for f in json.loads(r.out)["findings"] if f["id"] == "probe-problem"]
+    assert len(problems) == 1 and problems[0].startswith(f"env probe crashed: DataFileError: {path}:")
+
+
+# ========================================================================================
+# 3. --output: unwritable, existing, an input
+# ========================================================================================
+
+
+@one_row("output-under-a-file")
+def test_output_below_a_regular_file(capsys, facts_file, tmp_path, fault):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    before = snapshot(tmp_path)
+    r = cli(capsys, "check", "--facts", facts_file, "--output", blocker / "child.md")
+    error_line(r, f"--output {blocker / 'child.md'}: cannot write: Not a directory")
+    assert snapshot(tmp_path) == before
+
+
+@one_row("output-dir-missing")
+def test_output_in_a_missing_directory(capsys, facts_file, tmp_path, fault):
+    target = tmp_path / "no" / "such" / "dir" / "report.md"
+    r = cli(capsys, "report", "--facts", facts_file, "-o", target)
+    error_line(r, "cannot write: No such file or directory")
+    assert not (tmp_path / "no").exists()
+
+
+@one_row("output-is-a-directory")
+def test_output_is_a_directory(capsys, facts_file, tmp_path, fault):
+    before = snapshot(tmp_path)
+    r = cli(capsys, "check", "--facts", facts_file, "--output", tmp_path)
+    error_line(r, "Invalid value for '--output'", "is a directory")
+    assert snapshot(tmp_path) == before
+
+
+@one_row("output-existing-file-in-read-only-dir")
+def test_existing_output_in_a_read_only_directory_is_kept(capsys, facts_file, tmp_path, fault):
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        directory = tmp_path / "ro"
+        directory.mkdir()
+        existing = directory / "report.md"
+        existing.write_text("the report of last week\n")
+        directory.chmod(0o555)
+    elif Path("/proc/version").is_file():
+        # root writes through permission bits: /proc refuses new files even to root
+        existing = Path("/proc/version")
+        directory = existing.parent
+    else:  # pragma: no cover
+        pytest.skip("no directory that refuses writes here")
+    before = existing.read_bytes()
+    try:
+        r = cli(capsys, "check", "--facts", facts_file, "--output", existing)
+    finally:
+        if directory.parent == tmp_path:
+            directory.chmod(0o755)
+    error_line(r, f"--output {existing}: cannot write:")
+    assert existing.read_bytes() == before
+    assert leftovers(directory) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "same"),
+    [
+        row("output-is-the-facts-file", ["check", "--facts", "{facts}"], "{facts}"),
+        row("output-is-a-link-to-the-input", ["report", "--from-report", "{facts}"], "{link}"),
+        row("output-is-the-workload-file",
+            ["recommend", "--workload", "{workload}", "--facts", "{facts}", "--snippet"], "{workload}"),
+        row("output-is-a-diff-input", ["diff", "{facts}", "{other}"], "{other}"),
+    ],
+)
+def test_output_never_overwrites_an_input(capsys, tmp_path, facts_file, command, same):
+    names = {
+        "facts": facts_file,
+        "link": tmp_path / "link.json",
+        "workload": tmp_path / "workload.yaml",
+        "other": tmp_path / "other.json",
+    }
+    names["link"].symlink_to(facts_file)
+    names["workload"].write_text("task: detection\nprecision: bf16\n")
+    shutil.copyfile(FACTS, names["other"])
+    before = snapshot(tmp_path)
+    args = [a.format(**names) for a in command] + ["--output", same.format(**names)]
+    r = cli(capsys, *args)
+    error_line(r, "is also an input file; refusing to overwrite it")
+    assert snapshot(tmp_path) == before
+    assert leftovers(tmp_path) == []
+
+
+# ========================================================================================
+# 4. malformed rule and data files
+# ========================================================================================
+
+VALID_RULE = DATA / "rules" / "valid" / "local" / "my-team-omp-threads-unset.yaml"
+
+
+def test_the_valid_rule_loads(capsys, facts_file):
+    """Control: the base the malformed variants below break is a valid rule."""
+    r = cli(capsys, "check", "--facts", facts_file, "--rules", VALID_RULE.parent.parent, "--format", "json")
+    no_traceback(r)
+    assert r.code == 0
+    assert "my-team-omp-threads-unset" in [f["id"] for f in json.loads(r.out)["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        row("rules-broken-yaml", "severity: info", "severity: [info",
+            [":3: invalid YAML: did not find expected ',' or ']'"]),
+        row("rules-unknown-field", "precedence: speed", "precedence: speed\npriority: high",
+            [":5: unknown field 'priority'"]),
+        row("rules-bad-when", 'is None\n', 'is None and and\n',
+            [":9: 'when' is not a valid expression: invalid syntax"]),
+        row("rules-unknown-fact-path", 'env.variables.get("OMP_NUM_THREADS") is None',
+            "torch.cuda_version is None", [":9: unknown fact 'torch.cuda_version'"]),
+        row("rules-unknown-setting-key", "fix: |", "recommend:\n  torch.backends.cudnn.turbo: true\nfix: |",
+            [":13: unknown setting key 'torch.backends.cudnn.turbo' (not in rules/settings.yaml)"]),
+    ],
+)
+def test_malformed_rule_file(capsys, facts_file, tmp_path, old, new, words):
+    text = VALID_RULE.read_text()
+    assert text.count(old) == 1
+    rule = tmp_path / "my-rules" / "local" / VALID_RULE.name
+    rule.parent.mkdir(parents=True)
+    rule.write_text(text.replace(old, new))
+    before = snapshot(tmp_path)
+    r = cli(capsys, "check", "--facts", facts_file, "--rules", tmp_path / "my-rules")
+    error_line(r, str(rule), *words)
+    assert snapshot(tmp_path) == before
+
+
+@one_row("rules-dir-missing")
+def test_rules_directory_missing(capsys, facts_file, tmp_path, fault):
+    r = cli(capsys, "check", "--facts", facts_file, "--rules", tmp_path / "my-rules")
+    error_line(r, f"{tmp_path / 'my-rules'}: no such rules directory")
+
+
+@pytest.fixture
+def broken_data(monkeypatch, tmp_path):
+    """Point the reference tables at a copy of rules/data/ with one file changed."""
+    from torchdoctor import tables
+    from torchdoctor.paths import data_dir
+
+    def clear() -> None:
+        for obj in vars(tables).values():
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
+
+    def use(name: str, change: Callable[[str], str]) -> Path:
+        copy = tmp_path / "data"
+        shutil.copytree(data_dir(), copy)
+        path = copy / f"{name}.yaml"
+        path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")
+        clear()
+        monkeypatch.setattr(tables, "data_dir", lambda: copy)
+        return path
+
+    yield use
+    monkeypatch.undo()
+    clear()
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        row("data-file-invalid-yaml",  # a flow list left open
+            lambda t: t.replace('match: ["gb10", "dgx spark"]', 'match: ["gb10", "dgx spark"', 1),
+            ["invalid YAML"]),
+        row("data-file-wrong-value", lambda t: t.replace("cc: 12.1", "cc: twelve", 1),
+            ["'cc' must be a number, got 'twelve'"]),
+    ],
+)
+def test_malformed_data_file(capsys, broken_data, change, words):
+    path = broken_data("gpu_models", change)
+    r = cli(capsys, "recommend", "--task", "classification", "--gpu", "A100")
+    line = error_line(r, f"{path}:", *words)
+    assert re.search(re.escape(str(path)) + r":\d+: ", line), line
+
+
+# ========================================================================================
+# 5. workloads, tasks, GPUs
+# ========================================================================================
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        row("workload-broken-yaml", "task: classification\nprecision: [bf16\n",
+            [":3: invalid YAML: did not find expected ',' or ']'"]),
+        row("workload-unknown-field", "task: classification\nbatch_size: 64\n",
+            ["unknown field 'batch_size' (valid: task, input_shapes, precision"]),
+        row("workload-wrong-value", "task: classification\nprecision: bf17\n",
+            ["precision: Input should be 'auto', 'fp32', 'tf32', 'bf16', 'fp16' or 'fp8', got 'bf17'"]),
+        row("workload-value-with-quotes-and-newline",
+            'task: classification\nprecision: "bf16\\"\\nimport os; os.system(\\"echo pwned\\")  #"\n',
+            ["precision: Input should be", "got 'bf16\"\\nimport os; os.system(\"echo pwned\")  #'"]),
+        row("workload-task-with-newline", 'task: "classification\\nimport os"\n',
+            ["unknown task 'classification\\nimport os' (did you mean classification?)"]),
+        row("workload-not-a-mapping", "- classification\n- detection\n",
+            ["expected a mapping of workload fields, got list"]),
+    ],
+)
+def test_malformed_workload_file(capsys, facts_file, tmp_path, content, words):
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(content)
+    before = snapshot(tmp_path)
+    for extra in ([], ["--snippet"]):
+        r = cli(capsys, "recommend", "--workload", workload, "--facts", facts_file, *extra)
+        error_line(r, *words)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        row("unknown-task", ["--task", "clasification", "--facts", "{facts}"],
+            ["unknown task 'clasification' (did you mean classification?); valid tasks: "]),
+        row("unknown-gpu", ["--task", "classification", "--gpu", "Z9000"],
+            ["--gpu 'Z9000': unknown GPU name"]),
+        row("unknown-option-value", ["--task", "classification", "--precision", "fp7", "--facts", "{facts}"],
+            ["command line: precision: Input should be", "got 'fp7'"]),
+    ],
+)
+def test_unknown_names(capsys, facts_file, args, words):
+    r = cli(capsys, "recommend", *[a.format(facts=facts_file) for a in args])
+    error_line(r, *words)
+
+
+def _names(snippet: str) -> set:
+    """What a snippet does: imports, names, attribute chains and called functions."""
+    found = set()
+    for node in ast.walk(ast.parse(snippet)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {("import", a.name) for a in node.names}
+        elif isinstance(node, ast.Name):
+            found.add(("name", node.id))
+        elif isinstance(node, ast.Attribute):
+            found.add(("attr", ast.unparse(node)))
+        elif isinstance(node, ast.Call):
+            found.add(("call", ast.unparse(node.func)))
+    return found
+
+
+INJECTED = '2.13.0\nimport os; os.system("echo pwned")  #'
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        row("snippet-torch-version-option-with-newline", "option", marks=pytest.mark.xfail(
+            strict=True, reason="product bug: --torch-version is written verbatim into the snippet's "
+                                "first comment line (torchdoctor/render/templates/setup.py.j2)")),
+        row("snippet-facts-torch-version-with-newline", "facts", marks=pytest.mark.xfail(
+            strict=True, reason="product bug: torch.version from a facts/JSON file is written verbatim "
+                                "into the snippet's first comment line")),
+    ],
+)
+def test_snippet_renders_foreign_text_as_data(capsys, tmp_path, facts_file, where):
+    """A value with quotes and a newline is rejected, or stays data: never a statement."""
+    clean = cli(capsys, "recommend", "--task", "classification", "--facts", facts_file, "--snippet")
+    assert clean.code == 0
+    if where == "option":
+        args = ["--facts", facts_file, "--torch-version", INJECTED]
+    else:
+        data = json.loads(facts_file.read_text())
+        data["torch"]["version"] = INJECTED
+        evil = tmp_path / "evil.json"
+        evil.write_text(json.dumps(data))
+        args = ["--facts", evil]
+    r = cli(capsys, "recommend", "--task", "classification", "--snippet", *args)
+    no_traceback(r)
+    if r.code == 2:  # rejected: fine
+        error_line(r)
+        return
+    assert r.code == 0
+    assert _names(r.out) <= _names(clean.out), _names(r.out) - _names(clean.out)
+    assert all(line.startswith("#") for line in r.out.splitlines()[:3])
+
+
+# ========================================================================================
+# 6. --from-report / --facts input
+# ========================================================================================
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        row("from-report-garbage", lambda p: p.write_text("hello world\nthis is not a report\n"),
+            ["not a collect_env report or torchdoctor JSON (no known field found)"]),
+        row("from-report-broken-json", lambda p: p.write_text('{"schema_version": 1, "torch": {'),
+            ["invalid JSON: Expecting"]),
+        row("from-report-binary", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64),
+            ["binary data (contains NUL bytes), not a text report"]),
+        row("from-report-huge", lambda p: _sparse(p, 100 * 1024 * 1024),
+            ["too large (over 5 MiB); a collect_env report is a few kilobytes"]),
+        row("from-report-wrong-schema", lambda p: p.write_text('{"schema_version": 99, "torch": {}}'),
+            [f"schema_version 99 is not supported (this torchdoctor reads {SCHEMA_VERSION})"]),
+        row("from-report-missing", lambda p: None, ["cannot read: No such file or directory"]),
+    ],
+)
+def test_unreadable_report(capsys, tmp_path, make, words):
+    report = tmp_path / "issue.txt"
+    make(report)
+    before = snapshot(tmp_path)
+    r = cli(capsys, "check", "--from-report", report, limit=30)
+    error_line(r, f"{report}: ", *words)
+    r = cli(capsys, "diff", FACTS, report, limit=30)
+    error_line(r, f"{report}: ", *words)
+    assert snapshot(tmp_path) == before
+
+
+def _sparse(path: Path, size: int) -> None:
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+
+
+@one_row("from-report-empty-stdin")
+def test_empty_stdin(capsys, monkeypatch, fault):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    r = cli(capsys, "check", "--from-report", "-")
+    error_line(r, "<stdin>: empty input")
+
+
+# ========================================================================================
+# 7. the process: environment, locale, terminal (real processes)
+# ========================================================================================
+
+MINIMAL_TORCH = [FAKE_TORCH / "minimal"]  # a torch child that answers at once: env is the point
+
+
+def env_with_bytes(**values: bytes) -> dict:
+    env = {k.encode(): v.encode() for k, v in base_env(MINIMAL_TORCH).items()}
+    env.update({k.encode(): v for k, v in values.items()})
+    return env
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize(
+    ("args", "check"),
+    [
+        row("env-not-utf8-terminal", ["check"], None),
+        row("env-not-utf8-json", ["check", "--format", "json"],
+            lambda out: json.loads(out)["facts"]["env"]["variables"]),
+        row("env-not-utf8-markdown", ["report"], lambda out: out),
+    ],
+)
+def test_environment_values_that_are_not_utf8(args, check):
+    r = proc(*args, env=env_with_bytes(OMP_NUM_THREADS=b"\xff\xfe", TORCH_X=b"\xc3\x28 x"))
+    no_traceback(r)
+    assert r.code in (0, 1), r.err
+    assert r.out.strip()
+    if check is not None:
+        shown = check(r.out)
+        if isinstance(shown, dict):
+            assert shown["OMP_NUM_THREADS"] == "\\xff\\xfe"
+            assert shown["TORCH_X"] == "\\xc3( x"
+        else:
+            assert '`env.variables["OMP_NUM_THREADS"]` | `\\xff\\xfe`' in shown
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize(
+    "env_update",
+    [
+        row("locale-c-not-utf8", {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}),
+        row("pythonioencoding-ascii", {"PYTHONIOENCODING": "ascii"}),
+    ],
+)
+def test_a_locale_without_utf8(facts_file, env_update):
+    env = {k: v for k, v in base_env().items() if not k.startswith(("LC_", "LANG"))}
+    env.update(env_update)
+    f = str(facts_file)
+    *reports, missing = procs(
+        ["check", "--facts", f], ["report", "--facts", f],
+        ["recommend", "--task", "classification", "--facts", f],
+        ["check", "--facts", str(facts_file.parent / "nope-é.json")],
+        env=env, encoding="ascii",
+    )
+    for r in reports:
+        no_traceback(r)
+        assert r.code in (0, 1), r.err
+        assert "torchdoctor" in r.out or "Environment" in r.out
+    error_line(missing, "nope-", "cannot read: No such file or directory")
+
+
+@one_row("piped-output")
+def test_piped_output_has_no_colour_codes(facts_file, fault):
+    f = str(facts_file)
+    for r in procs(["check", "--facts", f], ["recommend", "--task", "detection", "--facts", f],
+                   ["report", "--facts", f], ["diff", str(FACTS), f]):
+        no_traceback(r)
+        assert r.code in (0, 1) and r.out.strip()
+        assert "\x1b[" not in r.out and "\x1b[" not in r.err
+
+
+def on_a_terminal(args: list, env: dict, columns: Optional[int], limit: float = 60.0) -> Result:
+    """Run torchdoctor with stdout on a pseudo-terminal of ``columns`` columns."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    if columns is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    p = subprocess.Popen([sys.executable, "-m", "torchdoctor", *args], cwd=str(REPO), env=env,
+                         stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + limit
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                pytest.fail(f"torchdoctor {' '.join(args)} did not finish within {limit} s")
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        err = p.stderr.read()
+        p.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        os.close(master)
+        if p.poll() is None:
+            _kill_group(p)
+    return Result(p.returncode, b"".join(chunks).decode("utf-8"), err.decode("utf-8"))
+
+
+@POSIX_ONLY
+@one_row("no-color-on-a-terminal")
+def test_no_color_on_a_terminal(facts_file, fault):
+    args = ["check", "--facts", str(facts_file)]
+    coloured = on_a_terminal(args, base_env(), columns=100)
+    no_traceback(coloured)
+    assert "\x1b[" in coloured.out  # control: a terminal gets colour
+    plain = on_a_terminal(args, dict(base_env(), NO_COLOR="1"), columns=100)
+    no_traceback(plain)
+    assert plain.code == coloured.code and "torchdoctor check" in plain.out
+    assert "\x1b[" not in plain.out
+
+
+@POSIX_ONLY
+@one_row("terminal-reporting-zero-columns", marks=pytest.mark.xfail(
+    strict=True, reason="product bug: a terminal that reports 0 columns (script(1), some CI ptys) "
+                        "gets width 0 and an empty report (cli.render_report, cli.diff_cmd)"))
+def test_a_terminal_that_reports_zero_columns(facts_file, fault):
+    for args in (["check", "--facts", str(facts_file)], ["diff", str(FACTS), str(facts_file)]):
+        r = on_a_terminal(args, base_env(), columns=None)
+        no_traceback(r)
+        assert r.code in (0, 1)
+        assert r.out.strip(), f"torchdoctor {args[0]} printed nothing on a 0-column terminal"
+
+
+# ========================================================================================
+# 8. interruption
+# ========================================================================================
+
+
+@one_row("ctrl-c-while-probing")
+def test_ctrl_c_is_130(capsys, monkeypatch, tmp_path, fault):
+    import torchdoctor.probes
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_prestart, "start", lambda python, timeout: None)
+    monkeypatch.setattr(torchdoctor.probes, "collect", interrupted)
+    previous = tmp_path / "report.md"
+    previous.write_text("the report of last week\n")
+    r = cli(capsys, "check", "--output", previous)
+    no_traceback(r)
+    assert r.code == 130 and r.out == ""
+    assert [line for line in r.err.splitlines() if line.strip()] == ["torchdoctor: interrupted"]
+    assert previous.read_text() == "the report of last week\n"
+    assert leftovers(tmp_path) == []
+
+
+def _start_with_hanging_torch(tmp_path: Path, timeout: int, probing: bool = False):
+    """Start `check` whose torch child hangs; return it once the child runs (and, with
+    ``probing``, once torchdoctor waits on its probe threads) with the child's pid."""
+    pidfile = tmp_path / "torch-child.pid"
+    env = base_env([FAULT_TORCH / "hang_with_pidfile"])
+    env["TORCHDOCTOR_FAULTS_PIDFILE"] = str(pidfile)
+    p = subprocess.Popen([sys.executable, "-m", "torchdoctor", "check", "--timeout", str(timeout)],
+                         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists():
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            pytest.fail("the torch child did not start")
+        time.sleep(0.05)
+    # the probes run in a pool of threads: main + torch-child thread + 7 probe threads
+    while probing and len(os.listdir(f"/proc/{p.pid}/task")) < 4:
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            pytest.fail("the probes did not start")
+        time.sleep(0.05)
+    return p, int(pidfile.read_text())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
+    except OSError:
+        return False
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+@LINUX_ONLY
+@one_row("ctrl-c-real-signal-while-torch-hangs", marks=pytest.mark.xfail(
+    strict=True, reason="product bug: after SIGINT, probes.collect waits for the torch child "
+                        "until --timeout before exiting 130 (and SIGINT during start-up leaves "
+                        "the child running)"))
+def test_a_real_sigint_exits_promptly(tmp_path, fault):
+    p, child = _start_with_hanging_torch(tmp_path, timeout=30, probing=True)
+    try:
+        p.send_signal(signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=3)
+        except subprocess.TimeoutExpired:
+            pytest.fail("torchdoctor did not exit within 3 s of Ctrl-C (its torch child has --timeout 30)")
+        assert _wait_gone(child, 3), f"the torch child {child} still runs after torchdoctor exited"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+    assert p.returncode == 130
+    assert [line for line in err.decode().splitlines() if line.strip()] == ["torchdoctor: interrupted"]
+
+
+@LINUX_ONLY
+@one_row("sigterm-leaves-no-torch-child", marks=pytest.mark.xfail(
+    strict=True, reason="product bug: the torch child runs in its own session without a deadline "
+                        "of its own, so it outlives a torchdoctor killed by SIGTERM"))
+def test_sigterm_leaves_no_torch_child_behind(tmp_path, fault):
+    p, child = _start_with_hanging_torch(tmp_path, timeout=30)
+    try:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=10)
+        assert _wait_gone(child, 3), f"the torch child {child} still runs after torchdoctor exited"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+# ========================================================================================
+# the README table lists exactly these faults
+# ========================================================================================
+
+
+def test_readme_fault_matrix_has_one_row_per_fault():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Fault matrix", 1)[1].split("\n## ", 1)[0]
+    ids = re.findall(r"^\| `([a-z0-9-]+)` \|", section, re.MULTILINE)
+    assert len(ids) == len(set(ids)), "duplicate rows"
+    assert sorted(ids) == sorted(ROWS)
+    assert len(ROWS) >= 20
