@@ -673,12 +673,8 @@ INJECTED = '2.13.0\nimport os; os.system("echo pwned")  #'
 @pytest.mark.parametrize(
     "where",
     [
-        row("snippet-torch-version-option-with-newline", "option", marks=pytest.mark.xfail(
-            strict=True, reason="product bug: --torch-version is written verbatim into the snippet's "
-                                "first comment line (torchdoctor/render/templates/setup.py.j2)")),
-        row("snippet-facts-torch-version-with-newline", "facts", marks=pytest.mark.xfail(
-            strict=True, reason="product bug: torch.version from a facts/JSON file is written verbatim "
-                                "into the snippet's first comment line")),
+        row("snippet-torch-version-option-with-newline", "option"),
+        row("snippet-facts-torch-version-with-newline", "facts"),
     ],
 )
 def test_snippet_renders_foreign_text_as_data(capsys, tmp_path, facts_file, where):
@@ -871,9 +867,7 @@ def test_no_color_on_a_terminal(facts_file, fault):
 
 
 @POSIX_ONLY
-@one_row("terminal-reporting-zero-columns", marks=pytest.mark.xfail(
-    strict=True, reason="product bug: a terminal that reports 0 columns (script(1), some CI ptys) "
-                        "gets width 0 and an empty report (cli.render_report, cli.diff_cmd)"))
+@one_row("terminal-reporting-zero-columns")
 def test_a_terminal_that_reports_zero_columns(facts_file, fault):
     for args in (["check", "--facts", str(facts_file)], ["diff", str(FACTS), str(facts_file)]):
         r = on_a_terminal(args, base_env(), columns=None)
@@ -945,10 +939,7 @@ def _wait_gone(pid: int, seconds: float) -> bool:
 
 
 @LINUX_ONLY
-@one_row("ctrl-c-real-signal-while-torch-hangs", marks=pytest.mark.xfail(
-    strict=True, reason="product bug: after SIGINT, probes.collect waits for the torch child "
-                        "until --timeout before exiting 130 (and SIGINT during start-up leaves "
-                        "the child running)"))
+@one_row("ctrl-c-real-signal-while-torch-hangs")
 def test_a_real_sigint_exits_promptly(tmp_path, fault):
     p, child = _start_with_hanging_torch(tmp_path, timeout=30, probing=True)
     try:
@@ -969,9 +960,7 @@ def test_a_real_sigint_exits_promptly(tmp_path, fault):
 
 
 @LINUX_ONLY
-@one_row("sigterm-leaves-no-torch-child", marks=pytest.mark.xfail(
-    strict=True, reason="product bug: the torch child runs in its own session without a deadline "
-                        "of its own, so it outlives a torchdoctor killed by SIGTERM"))
+@one_row("sigterm-leaves-no-torch-child")
 def test_sigterm_leaves_no_torch_child_behind(tmp_path, fault):
     p, child = _start_with_hanging_torch(tmp_path, timeout=30)
     try:

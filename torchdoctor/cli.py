@@ -180,13 +180,24 @@ def render_report(report, fmt: str, explain: bool = False) -> str:
     from torchdoctor.render import render
 
     if fmt == "terminal":
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        try:
-            width = min(os.get_terminal_size(sys.stdout.fileno()).columns, 140) if color else 100
-        except OSError:
-            width = 100
+        color, width = terminal_style(140)
         return render(report, "terminal", color=color, width=width, explain=explain)
     return render(report, fmt)
+
+
+def terminal_style(max_width: int) -> tuple[bool, int]:
+    """Colour only on a terminal without NO_COLOR (any non-empty value, no-color.org);
+    the terminal's width, but never one too narrow to render (some CI ptys report 0)."""
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    width = 100
+    if sys.stdout.isatty():
+        try:
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+        except OSError:
+            columns = 0
+        if columns >= 40:
+            width = min(columns, max_width)
+    return color, width
 
 
 def summary_line(report) -> str:
@@ -321,6 +332,13 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
         "dataloader_workers": workers,
         "local_world_size": local_world_size,
     }
+    if torch_version is not None:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(torch_version)
+        except InvalidVersion:
+            raise Abort(f"--torch-version {torch_version!r}: not a version (e.g. 2.13.0)") from None
     if workload_file:
         workload = load_workload_file(workload_file, task=task, overrides=overrides)
     else:
@@ -434,11 +452,8 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
         names = [redact_text(n) for n in names]
     result = diff_facts(a, b, left_name=names[0], right_name=names[1])
     if fmt == "terminal":
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ and not output
-        try:
-            width = min(os.get_terminal_size(sys.stdout.fileno()).columns, 160) if color else 120
-        except OSError:
-            width = 120
+        color, width = terminal_style(160)
+        color = color and not output
         text = render_diff(result, "terminal", show_all=show_all, color=color, width=width)
     else:
         text = render_diff(result, fmt, show_all=show_all)
@@ -559,6 +574,29 @@ def rules_schema() -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _exit_on_sigterm()
+    try:
+        return _main(args, debug)
+    finally:
+        # no child started for this run (the early torch child, a probe) may outlive it
+        if "torchdoctor.probes._prestart" in sys.modules:
+            sys.modules["torchdoctor.probes._prestart"].discard()
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like an exit (status 143), so the finally below kills our children."""
+    import signal
+
+    def handler(signum, frame):  # noqa: ARG001
+        raise SystemExit(128 + signum)
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError, AttributeError):  # not the main thread, or no SIGTERM
+        pass
+
+
+def _main(args: list[str], debug: bool) -> int:
     try:
         cli.main(args=args, prog_name="torchdoctor", standalone_mode=False)
     except SystemExit as exc:

@@ -21,12 +21,13 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import data_dir
 
 CC = tuple  # (major, minor)
 
 
-class DataFileError(Exception):
+class DataFileError(RuleFileError):
     """A malformed data file: carries ``path:line: what``."""
 
 

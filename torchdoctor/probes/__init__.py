@@ -80,7 +80,8 @@ def collect(
     names = [n for n in NAMESPACES if only is None or n in only]
     results: dict[str, object] = {}
     problems: list[str] = []
-    with ThreadPoolExecutor(max_workers=len(names) or 1, thread_name_prefix="probe") as pool:
+    pool = ThreadPoolExecutor(max_workers=len(names) or 1, thread_name_prefix="probe")
+    try:
         futures = {name: pool.submit(runner, name, ctx) for name in names}
         for name, fut in futures.items():
             try:
@@ -94,4 +95,11 @@ def collect(
                 reason = f"{name} probe crashed: {type(exc).__name__}: {exc}"
                 results[name] = Unavailable(unavailable=reason)
                 problems.append(reason)
+    except BaseException:  # Ctrl-C while a child imports torch: kill it, do not wait for it
+        from torchdoctor.probes import _sys
+
+        _sys.kill_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return Facts(origin="probe", problems=problems, **results)

@@ -66,3 +66,10 @@ def take(python: str, timeout: float) -> Optional[_sys.Completed]:
     with _lock:
         started = _pending.pop((python, timeout), None)
     return started.wait() if started is not None else None
+
+
+def discard() -> None:
+    """Forget children nobody took (a command that failed after starting one) and kill them."""
+    with _lock:
+        _pending.clear()
+    _sys.kill_all()

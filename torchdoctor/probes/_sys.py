@@ -15,7 +15,11 @@ import sys
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+import threading
+
 DEFAULT_TIMEOUT_S = 10.0
+_live: "set[subprocess.Popen]" = set()
+_live_lock = threading.Lock()
 MAX_READ_BYTES = 4 * 1024 * 1024
 
 
@@ -72,6 +76,26 @@ def run(
         )
     except OSError as exc:
         return Completed(argv, None, "", "", error=f"{argv[0]}: {exc.strerror or exc}")
+    with _live_lock:
+        _live.add(proc)
+    try:
+        return _communicate(proc, argv, timeout, input_text)
+    finally:
+        with _live_lock:
+            _live.discard(proc)
+
+
+def kill_all() -> None:
+    """Kill every child still running (Ctrl-C, or the end of a CLI run): none outlives us."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        if proc.poll() is None:
+            _kill_tree(proc)
+
+
+def _communicate(proc: subprocess.Popen, argv: tuple, timeout: float,
+                 input_text: Optional[str]) -> Completed:
     try:
         out, err = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -30,6 +30,7 @@ if __name__ == "__main__":
 import json
 import math
 import os
+import signal
 import re
 import traceback
 import types
@@ -679,6 +680,13 @@ def _main(argv):
             faulthandler.dump_traceback_later(dump_after, exit=False)  # a hang does too
     except Exception:  # noqa: BLE001
         pass
+    if dump_after and dump_after > 0 and hasattr(signal, "alarm"):
+        # Our own deadline: if the parent dies (SIGTERM) while import torch hangs, SIGALRM's
+        # default action ends this process instead of leaving it orphaned for good.
+        try:
+            signal.alarm(int(dump_after) + 10)
+        except Exception:  # noqa: BLE001
+            pass
 
     # Whatever torch or its dependencies print goes to stderr; stdout carries our JSON only.
     real_stdout = sys.stdout
@@ -716,6 +724,8 @@ def _main(argv):
         import faulthandler
 
         faulthandler.cancel_dump_traceback_later()
+        if hasattr(signal, "alarm"):
+            signal.alarm(0)
     except Exception:  # noqa: BLE001
         pass
 

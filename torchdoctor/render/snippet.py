@@ -60,11 +60,22 @@ def render(report: Report, registry: Optional[Registry] = None) -> str:
     described = ", ".join(f"{k}={v}" for k, v in sorted(workload.items())) or "none declared"
     return _template().render(
         version=__version__,
-        torch_version=report.torch_version or "unknown",
+        torch_version=safe_version(report.torch_version),
         workload=described,
         groups=groups,
         code_names=_code_names(groups["code"]),
     )
+
+
+def safe_version(text: Optional[str]) -> str:
+    """A version for the snippet's comment: parsed and re-printed, so a version string from a
+    pasted report or --facts file can never smuggle a newline (and code) into the snippet."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(str(text))) if text else "unknown"
+    except InvalidVersion:
+        return "unknown"
 
 
 def _code_names(lines: list[str]) -> dict[str, bool]:

@@ -67,11 +67,14 @@ def facts_table(report: Report, explain: bool = False) -> Table:
     else:
         row("System", fmt(sysf))
     if not isinstance(cpu, Unavailable):
-        flags = cpu.flags if not isinstance(cpu.flags, Unavailable) else {}
-        isa = [k for k in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "neon", "sve") if flags.get(k)]
+        if isinstance(cpu.flags, Unavailable):
+            isa_text = "ISA unknown"
+        else:
+            isa = [k for k in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "neon", "sve") if cpu.flags.get(k)]
+            isa_text = " ".join(isa) or ("no AVX2" if cpu.flags.get("avx2") is False else "no listed ISA extension")
         quota = "" if isinstance(cpu.quota_cpus, Unavailable) or cpu.quota_cpus is None else f" · quota {cpu.quota_cpus:g} CPUs"
         row("CPU", f"{fmt(cpu.model)} · {fmt(cpu.physical_cores)} cores / {fmt(cpu.logical_cores)} threads"
-            f"{quota} · {' '.join(isa) or 'no AVX2'}")
+            f"{quota} · {isa_text}")
     if not isinstance(mem, Unavailable):
         row("Memory", f"{gib(mem.total_bytes)} RAM · /dev/shm {gib(mem.shm_total_bytes)}")
     if isinstance(gpu, Unavailable):
