@@ -17,6 +17,7 @@ from typing import Any, Iterator, Optional
 
 from pydantic import BaseModel
 
+from torchdoctor.render import show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
@@ -272,19 +273,9 @@ def show(value: Any) -> str:
     """A value as a person reads it."""
     if value is ABSENT:
         return "(not present)"
-    if isinstance(value, Unavailable):
-        return f"unknown ({value.unavailable})"
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) if value else "(empty)"
-    if isinstance(value, dict):
-        return "(empty)" if not value else json.dumps(value, sort_keys=True)
-    return str(value)
+    if isinstance(value, dict) and value:
+        return json.dumps(value, sort_keys=True)
+    return show_value(value)
 
 
 GROUP_MIN = 4

@@ -17,7 +17,6 @@ is in the summary line and the torch facts. Fields torchdoctor does not record (
 
 from __future__ import annotations
 
-import functools
 import html
 from typing import Any, Optional
 
@@ -25,6 +24,7 @@ import jinja2
 from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.render import show_value
 from torchdoctor.report import Report
 
 CNC = "Could not collect"
@@ -87,24 +87,12 @@ def compress_ints(values: list) -> str:
 
 
 def show(value: Any) -> str:
-    """A fact value for the facts tables."""
-    if isinstance(value, Unavailable):
-        return f"unknown ({value.unavailable})"
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, list):
-        if not value:
-            return "(empty)"
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in value) and len(value) > 4:
-            return compress_ints(value)
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return "(empty)" if not value else ", ".join(f"{k}={v}" for k, v in value.items())
-    return str(value)
+    """A fact value for the facts tables (long integer lists compressed: 0-63)."""
+    if isinstance(value, list) and len(value) > 4 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        return compress_ints(value)
+    return show_value(value)
 
 
 def md_text(text: str) -> str:
@@ -489,17 +477,10 @@ def skipped_groups(report: Report) -> list[tuple[str, list[str]]]:
 # ----------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("torchdoctor.render", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    return env.get_template("ticket.md.j2")
+    from torchdoctor.render import templates
+
+    return templates().get_template("ticket.md.j2")
 
 
 def render_ticket(report: Report) -> str:

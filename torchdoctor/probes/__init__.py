@@ -16,8 +16,11 @@ import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
+
+if TYPE_CHECKING:  # the models are imported lazily: the torch child starts before pydantic
+    from torchdoctor.facts import Facts
 
 log = logging.getLogger("torchdoctor")
 

@@ -9,7 +9,6 @@ The same reading code runs in-process for ``torchdoctor.audit()`` (:func:`facts_
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sys
@@ -20,7 +19,7 @@ from pydantic import ValidationError
 from torchdoctor.facts import TorchFacts, Unavailable
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys
 
-from torchdoctor.probes._prestart import CHILD_SCRIPT, child_argv, dump_after as _dump_after, take
+from torchdoctor.probes._prestart import CHILD_SCRIPT, child_argv, take
 
 __all__ = ["CHILD_SCRIPT", "probe", "facts_in_process", "facts_from_completed"]
 

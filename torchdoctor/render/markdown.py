@@ -12,17 +12,11 @@ from torchdoctor.report import Report
 
 @functools.lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = jinja2.Environment(
-        loader=jinja2.PackageLoader("torchdoctor.render", "templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    e.filters["fmt"] = fmt
+    from torchdoctor.render import templates
     from torchdoctor.ticket import md_code, md_text
 
+    e = templates().overlay()
+    e.filters["fmt"] = fmt
     e.filters["md"] = md_text  # HTML-escaped: redaction markers such as <user> stay visible
     e.filters["code"] = md_code
     return e

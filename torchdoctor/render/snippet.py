@@ -6,26 +6,16 @@ user text; each statement is tagged with the rule that asked for it.
 
 from __future__ import annotations
 
-import functools
 from typing import Optional
-
-import jinja2
 
 from torchdoctor.report import Report
 from torchdoctor.settings import Registry, load_registry
 
 
-@functools.lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("torchdoctor.render", "templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    return env.get_template("setup.py.j2")
+def _template():
+    from torchdoctor.render import templates
+
+    return templates().get_template("setup.py.j2")
 
 
 def _tag(code: str, rule: str, indent: str = "") -> list[str]:

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.facts import Unavailable
+from torchdoctor.render import show_value
 from torchdoctor.report import Report
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -23,17 +24,9 @@ ICON = {"error": "✖", "warning": "▲", "info": "•"}
 
 
 def fmt(value: Any, unit: str = "") -> str:
-    if isinstance(value, Unavailable):
-        return f"unknown ({value.unavailable})"
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value}{unit}"
-    if isinstance(value, list):
-        return ", ".join(str(x) for x in value) or "none"
-    return f"{value}{unit}"
+    if isinstance(value, (Unavailable, bool, list, dict)) or value is None:
+        return show_value(value)
+    return f"{show_value(value)}{unit}"
 
 
 def gib(n: Any) -> str:
