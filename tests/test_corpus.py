@@ -37,14 +37,6 @@ SERIOUS = ("error", "warning")
 # the case, the fact and what the parser gives; the test is xfail(strict=True), so it starts
 # failing (as XPASS) the moment the importer is fixed and the entry must go.
 PARSER_GAPS: dict[str, str] = {
-    "cases/case109": (
-        "importer: a report whose collect_env part is only 'PyTorch version: N/A' / 'Is debug "
-        "build: N/A' / 'CUDA used to build PyTorch: N/A' (no package section) gives "
-        "torch.import_status Unavailable ('... does not say whether it is installed'), so "
-        "torch-import-failed is skipped; the same text also carries the ImportError line "
-        "('ImportError: libcudnn.so.9: cannot open shared object file'), which the importer "
-        "does not read into import_error/missing_library"
-    ),
 }
 
 

@@ -754,6 +754,7 @@ class _Ctx:
     pip_state: str = "absent"
     conda_state: str = "absent"
     conda_other_env: bool = False
+    import_error: Optional[tuple[str, str]] = None  # (exception type, message) pasted nearby
 
 
 def parse_collect_env(text: str) -> Facts:
@@ -764,12 +765,27 @@ def parse_collect_env(text: str) -> Facts:
     scan = _scan(text)
     if not scan.fields and not scan.pip_rows and not scan.conda_rows:
         raise NotAReport("no known field found")
-    return _build(scan)
+    return _build(scan, _import_error_line(text))
 
 
-def _build(scan: _Scan) -> Facts:
+# An exception line as Python prints it, e.g. from the traceback users paste above the
+# report: "ImportError: libcudnn.so.9: cannot open shared object file: ...". Anchored and
+# bounded, so it cannot backtrack.
+_EXC_LINE = re.compile(r"[ \t>]{0,40}(ImportError|ModuleNotFoundError|OSError): ([^\r\n]{1,500})")
+
+
+def _import_error_line(text: str) -> Optional[tuple[str, str]]:
+    for line in text.splitlines():
+        if "Error: " in line:  # cheap filter; each line is matched once, anchored at its start
+            m = _EXC_LINE.match(line)
+            if m:
+                return m.group(1), m.group(2).strip()
+    return None
+
+
+def _build(scan: _Scan, import_error: Optional[tuple[str, str]] = None) -> Facts:
     f = scan.fields
-    ctx = _Ctx(scan=scan, fields=f)
+    ctx = _Ctx(scan=scan, fields=f, import_error=import_error)
     _read_torch_presence(ctx)
     ctx.python_version = _python_version(f.get("python_version"))
     ctx.os_family = _os_family(f)
@@ -836,6 +852,11 @@ def _torch_facts(ctx: _Ctx) -> Value:
 
     if ctx.torch_imported is False:
         status, default = _import_failure_status(ctx), TORCH_NOT_IMPORTED
+        if ctx.import_error is not None and status != "not-installed":
+            # the pasted traceback says why: that is the import failure
+            from torchdoctor.probes._torch_child import failure_from_text
+
+            return _model(TorchFacts, default, **failure_from_text(*ctx.import_error))
         values: dict[str, Any] = {"import_status": status}
         if status == "not-installed":
             for k in ("import_error", "missing_library", "missing_symbol", "signal"):
@@ -1473,7 +1494,10 @@ def _system_facts(ctx: _Ctx) -> Value:
             if family == "Windows":
                 version = win_version or release
             elif family == "Darwin" and plat.startswith("macOS-"):
-                version = release
+                # the OS line wins: an x86_64 Python under Rosetta sees the compatibility
+                # version 10.16 in its platform string ("macOS 15.3 (x86_64)" vs macOS-10.16)
+                numbers = _numeric_tokens(name)
+                version = numbers[0] if numbers else release
             if version is None:
                 numbers = _numeric_tokens(name)
                 version = numbers[0] if numbers else None

@@ -637,6 +637,21 @@ def import_failure(exc):
     }
 
 
+def failure_from_text(kind, message):
+    """Status fields from an exception's printed form (``ImportError: libcudnn.so.9: ...``),
+    as found in a traceback pasted next to a report."""
+    if kind == "ModuleNotFoundError" and message.strip() in ("No module named 'torch'", 'No module named "torch"'):
+        return {"import_status": "not-installed", "import_error": kind + ": " + message,
+                "missing_library": None, "missing_symbol": None, "signal": None}
+    return {
+        "import_status": "import-error",
+        "import_error": kind + ": " + message,
+        "missing_library": _missing_library(message),
+        "missing_symbol": _missing_symbol(message),
+        "signal": None,
+    }
+
+
 def namespace_failure(torch):
     """Status fields when ``torch`` imported as an empty namespace package (leftover dir)."""
     if getattr(torch, "__file__", None) is not None:
