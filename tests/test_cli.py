@@ -175,3 +175,11 @@ def test_probe_schema_documents_every_fact(capsys):
         props = schema["$defs"][model]["properties"]
         missing = [name for name, p in props.items() if not p.get("description")]
         assert not missing, f"{model}: undocumented facts {missing}"
+
+
+def test_rules_test_on_the_shipped_rules_directory(capsys):
+    from pathlib import Path
+
+    rules_dir = Path(__file__).resolve().parents[1] / "rules"
+    code, out, _ = run(capsys, "rules", "test", str(rules_dir))
+    assert code == 0 and " passed, 0 failed" in out

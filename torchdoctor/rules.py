@@ -29,6 +29,7 @@ from torchdoctor.workload import Workload
 Precedence = Literal["correctness", "reproducibility", "stability", "speed"]
 PRECEDENCE_RANK = {"correctness": 0, "reproducibility": 1, "stability": 2, "speed": 3}
 NON_RULE_DIRS = {"data"}
+NON_RULE_FILES = {"settings.yaml", "tasks.yaml"}
 ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload"}
 
 
@@ -126,10 +127,19 @@ def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registr
 
 
 def rule_files_any(directory: Path) -> list[Path]:
-    """User rule directories: every *.yaml below, at any depth."""
+    """User rule directories: every *.yaml below, at any depth, except data/ tables and the
+    registry files a rules directory may hold beside its rules (settings.yaml, tasks.yaml)."""
     if not directory.is_dir():
         raise RuleFileError(f"{directory}: no such rules directory")
-    return sorted(p for p in directory.rglob("*.yaml") if "data" not in p.relative_to(directory).parts[:-1])
+    out = []
+    for p in sorted(directory.rglob("*.yaml")):
+        rel = p.relative_to(directory).parts
+        if any(part in NON_RULE_DIRS for part in rel[:-1]):
+            continue
+        if len(rel) == 1 and rel[0] in NON_RULE_FILES:
+            continue
+        out.append(p)
+    return out
 
 
 @functools.lru_cache(maxsize=512)
