@@ -755,3 +755,13 @@ def test_platform_facts_are_plain_data():
     assert "2.28" in yaml.safe_dump(
         facts["linux-glibc"]["glibc_min"]
     )  # loaded data is plain dicts/lists
+
+
+def test_mps_minimum_macos_rose_over_time():
+    from torchdoctor.tables import mps_min_macos
+
+    assert mps_min_macos("1.11.0") is None  # no MPS backend yet
+    assert mps_min_macos("1.12.1") == "12.3"
+    assert mps_min_macos("2.4.1") == "12.3"
+    assert mps_min_macos("2.5.1") == "13.0"  # pytorch#133141
+    assert mps_min_macos("2.9.0") == "14.0"  # pytorch#162921

@@ -239,6 +239,7 @@ TABLE_FUNCTIONS = (
     "torchaudio_for",
     "cuda_for_conda_build",
     "wheel_index_url",
+    "mps_min_macos",
 )
 
 BASE_FUNCTIONS: dict[str, Any] = {

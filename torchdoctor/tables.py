@@ -603,6 +603,14 @@ def python_supported(torch_version: Any, python_version: Any) -> Optional[bool]:
     return python in _minors(spec.get("also")) | _minors(spec.get("experimental"))
 
 
+def mps_min_macos(torch_version: Any) -> Optional[str]:
+    """Minimum macOS for the MPS backend of a torch release ("2.9.0" -> "14.0"); None if the
+    release has no MPS or is unknown."""
+    release = _release(torch_version)
+    value = release.get("mps_min_macos") if release else None
+    return str(value) if value is not None else None
+
+
 def torchvision_for(torch_version: Any) -> Optional[str]:
     """The torchvision release matching a torch release ("2.13.0" -> "0.28"); None if unknown."""
     release = _release(torch_version)
