@@ -28,30 +28,12 @@ ARM_FLAGS = ("neon", "sve", "sve2")
 POWER_FLAGS = ("vsx",)
 ALL_FLAGS = X86_FLAGS + ARM_FLAGS + POWER_FLAGS
 
-# "CPU implementer" codes of /proc/cpuinfo on ARM, named as lscpu names them.
-# source: Linux arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_*) and util-linux
-# sys-utils/lscpu-arm.c (hw_implementer table).
-ARM_IMPLEMENTERS = {
-    0x41: "ARM",
-    0x42: "Broadcom",
-    0x43: "Cavium",
-    0x44: "DEC",
-    0x46: "FUJITSU",
-    0x48: "HiSilicon",
-    0x49: "Infineon",
-    0x4D: "Motorola/Freescale",
-    0x4E: "NVIDIA",
-    0x50: "APM",
-    0x51: "Qualcomm",
-    0x53: "Samsung",
-    0x56: "Marvell",
-    0x61: "Apple",
-    0x66: "Faraday",
-    0x69: "Intel",
-    0x6D: "Microsoft",
-    0x70: "Phytium",
-    0xC0: "Ampere",
-}
+def _arm_implementers() -> dict:
+    """ARM implementer code -> vendor name (rules/data/cpu_vendors.yaml)."""
+    from torchdoctor import tables
+
+    return {int(k, 16): v for k, v in tables.load("cpu_vendors")["arm_implementers"].items()}
+
 
 AT_HWCAP = 16  # getauxval(3) type, <elf.h>
 PPC_FEATURE_HAS_VSX = 0x00000080  # arch/powerpc/include/uapi/asm/cputable.h
@@ -145,7 +127,7 @@ def _arm_vendor(code: Optional[str]) -> Optional[str]:
         number = int(code, 16)
     except ValueError:
         return None
-    return ARM_IMPLEMENTERS.get(number, f"implementer {code}")
+    return _arm_implementers().get(number, f"implementer {code}")
 
 
 def isa_flags(
