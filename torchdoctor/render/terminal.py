@@ -121,7 +121,7 @@ def findings_block(report: Report) -> Optional[Group]:
 def settings_table(report: Report, explain: bool = False) -> Table:
     t = Table(title="Recommended settings", title_justify="left", expand=True, show_lines=True)
     t.add_column("setting (rule)", ratio=3, overflow="fold")
-    t.add_column("value", ratio=1, overflow="fold")
+    t.add_column("value", ratio=2, min_width=14, overflow="fold")
     t.add_column("why", ratio=4, min_width=24)
     for s in report.settings:
         setting = Text.assemble((s.key, "bold"), "\n", (s.rule, "dim"))
@@ -146,7 +146,7 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
                f"{report.rules_evaluated} rules evaluated, {len(report.skipped)} skipped")
     block = findings_block(report)
     parts: list[Any] = []
-    if report.command == "recommend" and report.settings:
+    if report.settings:
         parts.append(settings_table(report, explain=explain))
         if report.dropped:
             parts.append(Text("Not emitted: " + "; ".join(f"{d.key} ({d.reason})" for d in report.dropped),
