@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,11 @@ def test_rules_test_on_the_shipped_rules_directory(capsys):
     rules_dir = Path(__file__).resolve().parents[1] / "rules"
     code, out, _ = run(capsys, "rules", "test", str(rules_dir))
     assert code == 0 and " passed, 0 failed" in out
+
+
+@pytest.mark.parametrize("machine", sorted((Path(__file__).resolve().parent / "machines").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_recorded_machines_load_with_facts_flag(capsys, machine):
+    code, out, err = run(capsys, "check", "--facts", str(machine), "--format", "json", "--fail-on", "never")
+    assert code == 0, err
+    assert json.loads(out)["facts"]["gpu"]
