@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Sequence
 
 from torchdoctor.facts import Facts
-from torchdoctor.report import Report
+from torchdoctor.report import Plan, Report
 from torchdoctor.workload import Workload, build_workload
 
 
@@ -38,7 +38,7 @@ def plan_report(rules: Sequence[Any], facts: Facts, workload: Optional[Workload]
 
 def recommend(task: Optional[str] = None, *, facts: Optional[Facts] = None,
               rules_dirs: Sequence[str] = (), torch_version: Optional[str] = None,
-              **workload: Any) -> Report:
+              **workload: Any) -> Plan:
     """Plan settings for a workload on this machine (or on ``facts``). Returns the Report
     (``.settings``: key, value, rule, reason, overrides; ``.findings``; ``.snippet``)."""
     from torchdoctor.rules import load_rules

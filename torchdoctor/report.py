@@ -150,3 +150,7 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.id))
 
 
+
+
+Plan = Report
+"""What `recommend()` returns: a Report whose `settings`, `dropped` and `snippet` are filled."""
