@@ -968,3 +968,57 @@ def test_issue_template_before_the_real_report_is_passed_over():
 def test_dotted_fact_paths_are_not_report_labels():
     with pytest.raises(ReportError, match="no known field found"):
         load_report(b"- torch.version: unknown\n- system.os: Linux\n", "facts.md")
+
+
+# --------------------------------------------------------------------------------------
+# regressions from tests/data/cases (real reports; snippets as pasted)
+# --------------------------------------------------------------------------------------
+
+
+def test_libc_line_wins_over_the_platform_string_of_python_3_8():
+    # vllm-project/vllm#10650 (case122): a conda Python 3.8 scans its own binary for the
+    # platform string (glibc2.17); the Libc line asks the C library (2.30)
+    report = (
+        "PyTorch version: 2.4.0+cu121\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
+        "ROCM used to build PyTorch: N/A\n\n"
+        "OS: Alibaba Group Enterprise Linux Server 7.2 (Paladin) (x86_64)\n"
+        "Libc version: glibc-2.30\n\n"
+        "Python version: 3.8.18 (default, Sep 11 2023, 13:40:15)  [GCC 11.2.0] (64-bit runtime)\n"
+        "Python platform: Linux-5.10.134-13.al8.x86_64-x86_64-with-glibc2.17\n"
+        "Is CUDA available: True\n"
+    )
+    assert parse_collect_env(report).system.libc == "glibc 2.30"
+    # without the Libc line, Python 3.8's platform string is a binary scan: not trusted
+    no_line = report.replace("Libc version: glibc-2.30\n", "")
+    libc = parse_collect_env(no_line).system.libc
+    assert unavailable(libc) and "interpreter binary" in libc.reason
+    # from Python 3.10 on, platform() asks the C library too
+    newer = no_line.replace("Python version: 3.8.18", "Python version: 3.12.3")
+    assert parse_collect_env(newer).system.libc == "glibc 2.17"
+
+
+def test_python_version_line_wrapped_by_an_email_reply():
+    # pytorch/pytorch#121067 (case116): "[Clang 15.0.0" + "(clang-1500.1.0.2.5)] (64-bit runtime)"
+    report = (
+        "PyTorch version: 2.2.2\nIs debug build: False\nCUDA used to build PyTorch: None\n"
+        "ROCM used to build PyTorch: N/A\n\nOS: macOS 14.5 (x86_64)\n"
+        "Python version: 3.10.13 (main, Dec 22 2023, 22:08:50) [Clang 15.0.0\n"
+        "(clang-1500.1.0.2.5)] (64-bit runtime)\n"
+        "Python platform: macOS-14.5-x86_64-i386-64bit\nIs CUDA available: False\n"
+    )
+    s = parse_collect_env(report).system
+    assert (s.python_version, s.python_bits, s.machine) == ("3.10.13", 64, "x86_64")
+
+
+def test_localised_windows_os_line():
+    # pytorch/pytorch#157775 (case114): "(10.0.26100 64 位)"
+    report = (
+        "PyTorch version: 2.7.1+xpu\nIs debug build: False\n"
+        "CUDA used to build PyTorch: Could not collect\nROCM used to build PyTorch: N/A\n\n"
+        "OS: Microsoft Windows 11 专业版 (10.0.26100 64 位)\n"
+        "Python version: 3.10.13 | packaged by Anaconda, Inc. | (main, Sep 11 2023, 13:24:38) "
+        "[MSC v.1916 64 bit (AMD64)] (64-bit runtime)\n"
+        "Python platform: Windows-10-10.0.26100-SP0\nIs CUDA available: False\n"
+    )
+    s = parse_collect_env(report).system
+    assert (s.os, s.os_name, s.os_version) == ("Windows", "Microsoft Windows 11 专业版", "10.0.26100")

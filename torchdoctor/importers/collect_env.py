@@ -33,7 +33,10 @@ guessed. A few collect_env conventions *are* statements and are read as such:
   pip-installed torch on Linux.
 - ``Libc version`` comes from ``platform.libc_ver()``, which before Python 3.8 scanned the
   interpreter binary instead of asking the C library (corpus case038 shows glibc-2.3.4 on
-  CentOS 7); it is trusted only for Python >= 3.8.
+  CentOS 7); it is trusted only for Python >= 3.8. The ``-with-glibcX`` of ``Python platform``
+  is ``libc_ver(sys.executable)`` on Python 3.8/3.9, again a scan of the binary (a conda
+  Python says glibc2.17 on a glibc 2.30 system, cases 115 and 122), so the ``Libc version``
+  line wins over it.
 """
 
 from __future__ import annotations
@@ -300,7 +303,7 @@ def _scan(text: str) -> _Scan:
     repeats) that has at least MIN_REPORT_FIELDS fields, else the longest run."""
     segments = [_Scan()]
     scan = segments[0]
-    state = "top"  # top | gpu | cudnn | cpu
+    state = "top"  # top | gpu | cudnn | cpu | pyver
 
     def new_segment() -> bool:
         nonlocal scan, state
@@ -350,9 +353,18 @@ def _scan(text: str) -> _Scan:
                 state = "cudnn" if _cudnn_value_continues(value) else "top"
             elif key == "cpu_info":
                 state = "cpu"
+            elif key == "python_version" and value.count("[") > value.count("]"):
+                # an e-mail reply wrapped the compiler part: "[Clang 15.0.0" + next line
+                # "(clang-1500.1.0.2.5)] (64-bit runtime)" (pytorch#121067)
+                state = "pyver"
             else:
                 state = "top"
             continue
+        if state == "pyver":
+            state = "top"
+            if "]" in stripped:
+                scan.fields["python_version"] += " " + stripped
+                continue
         if state == "gpu":
             if _GPU_LINE.match(stripped) or stripped.startswith("MIG "):
                 if len(scan.gpu_lines) < MAX_SECTION_LINES:
@@ -1427,7 +1439,8 @@ def _split_os_line(os_line: str) -> tuple[str, Optional[str], Optional[str]]:
         head, _, last = name[:-1].rpartition(" (")
         if last.lower() in _MACHINES:
             name, machine = head.strip(), last
-        elif "windows" in head.lower() and "bit" in last:
+        elif "windows" in head.lower() and ("bit" in last or re.match(r"\d+\.\d+\.\d+ ", last)):
+            # "(10.0.22631 64-bit)", or localised: "(10.0.26100 64 位)" (pytorch#157775)
             name, win_version = head.strip(), last.split()[0]
     return name, machine, win_version
 
@@ -1523,8 +1536,23 @@ def _system_facts(ctx: _Ctx) -> Value:
         else None
     )
     libc_raw = f.get("libc_version")
+    libc_line_usable = (
+        libc_raw is not None and _special(libc_raw) is None and py is not None and py >= (3, 8)
+    )
     if family in ("Windows", "Darwin"):
         values["libc"] = None
+    elif libc_line_usable:
+        # Python >= 3.8 answers libc_ver() from the running C library (confstr); the platform
+        # string's "-with-glibcX" comes from libc_ver(sys.executable) on Python 3.8/3.9, a scan
+        # of the interpreter binary that gives the newest glibc symbol it links (a conda Python
+        # built for CentOS 7 says glibc2.17 on a glibc 2.30 system), so the Libc line wins.
+        lib, _, ver = libc_raw.strip().partition("-")
+        values["libc"] = f"{lib} {ver}".strip()
+    elif plat_libc and py is not None and (3, 8) <= py < (3, 10):
+        values["libc"] = _u(
+            f"the report's platform string ({plat_libc}) comes from libc_ver(sys.executable) "
+            "under Python 3.8/3.9, which reads the interpreter binary, not the C library"
+        )
     elif plat_libc:
         values["libc"] = plat_libc
     elif libc_raw is not None:
