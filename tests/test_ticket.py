@@ -140,8 +140,9 @@ def test_findings_come_first_with_their_fix():
     block = text[text.index("### Findings"):text.index("### Environment")]
     assert "- **error** `driver-too-old-for-cuda`: torch 1.12.1+cu116 needs driver" in block
     assert "&lt;old&gt;" in block  # redaction tokens and angle brackets stay visible on GitHub
-    assert "  - **Fix:** Update the NVIDIA driver:" in block
-    assert "        sudo apt install nvidia-driver-535" in block  # indented: stays in the list item
+    assert "\n  **Fix:** Update the NVIDIA driver:\n" in block  # a paragraph of the list item
+    # the rule's indented code block becomes a fence indented into the list item
+    assert "  ```\n  sudo apt install nvidia-driver-535\n  ```" in block
     assert "- **info** `tf32-disabled-on-ampere`: TF32 is off." in block
     assert "set_float32_matmul_precision" not in block  # no fix line for notes
 

@@ -32,6 +32,7 @@ CATEGORIES = (
     "reproducibility",
     "performance",
     "distributed",
+    "package-mismatch",
     "probe",
 )
 
@@ -128,7 +129,17 @@ class Report(_Model):
         """Findings to list beside the plan: info-level advice that became a setting is shown
         once, in the settings table, not twice."""
         shown = self.setting_rules()
-        return [f for f in self.findings if not (f.severity == "info" and f.id in shown)]
+        kept = [f for f in self.findings if not (f.severity == "info" and f.id in shown)]
+        return sorted(kept, key=lambda f: SEVERITY_RANK[f.severity])  # errors first, stable
+
+    def workload_skipped(self) -> list[Skipped]:
+        """Rules skipped because no workload was declared (``check``): not evaluated by
+        design rather than for a missing fact."""
+        return [s for s in self.skipped if s.needs.startswith("workload")]
+
+    def fact_skipped(self) -> list[Skipped]:
+        """Rules skipped because a fact of the machine is unknown."""
+        return [s for s in self.skipped if not s.needs.startswith("workload")]
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 from torchdoctor.render import show_value
-from torchdoctor.report import Report
+from torchdoctor.report import SEVERITY_RANK, Report
 
 CNC = "Could not collect"
 NO_CUDA = "No CUDA"
@@ -452,24 +452,44 @@ def fact_sections(facts: Facts) -> list[dict[str, Any]]:
     return out
 
 
+def md_prose(text: str) -> str:
+    """A rule's Markdown prose (its fix): `code spans` kept as they are, ``<``/``>``/``&``
+    outside them escaped so GitHub shows them rather than eating them as HTML."""
+    parts = str(text).split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside code spans
+        parts[i] = html.escape(parts[i], quote=False)
+    if len(parts) % 2 == 0:  # an unbalanced backtick: leave the tail as text
+        parts[-2:] = [parts[-2] + "`" + html.escape(parts[-1], quote=False)]
+    return "`".join(parts)
+
+
 def finding_items(report: Report) -> list[dict[str, Any]]:
+    """Errors first; each fix reflowed into paragraphs/list items (GitHub turns the rule
+    file's hard line breaks into <br>)."""
+    from torchdoctor.render import CODE, reflow
+
     items = []
-    for f in report.findings:
-        fix = [line.rstrip() for line in f.fix.strip().splitlines()] if f.fix else []
+    for f in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
+        fix = []
+        for block in reflow(f.fix) if f.fix else []:
+            if block.startswith(CODE):  # a fenced block, indented into the list item
+                body = block[len(CODE):].replace("```", "` ` `")
+                fix.append("```\n" + "\n".join(f"  {ln}" for ln in body.splitlines()) + "\n  ```")
+            else:
+                fix.append(md_prose(block))
         items.append({"severity": f.severity, "id": f.id, "message": md_text(f.message),
                       "fix": fix, "references": f.references[:3]})
     return items
 
 
 def skipped_groups(report: Report) -> list[tuple[str, list[str]]]:
-    """Rules skipped for unknown facts, grouped by what they needed. Rules that need a
-    declared workload are left out: a ticket describes an environment, not a workload."""
+    """Rules skipped for unknown facts, grouped by why the fact is unknown: (reason,
+    ["rule-id (`fact`)", ...]). Rules that need a declared workload are left out: a ticket
+    describes an environment, not a workload."""
     groups: dict[str, list[str]] = {}
-    for s in report.skipped:
-        if s.needs.startswith("workload"):
-            continue
-        groups.setdefault(f"{s.needs}: {s.reason}", []).append(s.id)
-    return [(md_text(k), ids) for k, ids in sorted(groups.items())]
+    for s in report.fact_skipped():
+        groups.setdefault(s.reason, []).append(f"`{s.id}` ({md_code(s.needs)})")
+    return [(md_text(k), ids) for k, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
 # ----------------------------------------------------------------------------------------

@@ -52,3 +52,63 @@ def render(report, fmt: str, **options) -> str:
     else:  # pragma: no cover - click restricts the choice
         raise ValueError(fmt)
     return r(report, **options)
+
+
+def reflow(text: str) -> list[str]:
+    """A rule's hard-wrapped ``fix`` text as paragraphs and list items, one string each
+    (GitHub issues turn single newlines into line breaks; terminals wrap by themselves).
+    An indented code block (4 spaces, after a blank line) stays one block of its lines,
+    dedented and prefixed with ``CODE``."""
+    import re
+
+    blocks: list[str] = []
+    joinable = in_code = False
+    for raw in str(text).strip("\n").splitlines():
+        line = raw.strip()
+        if not line:
+            joinable = False
+            continue
+        if raw.startswith("    ") and (in_code or not joinable):
+            if in_code:
+                blocks[-1] += "\n" + raw[4:].rstrip()
+            else:
+                blocks.append(CODE + raw[4:].rstrip())
+            in_code, joinable = True, False
+            continue
+        in_code = False
+        if re.match(r"^([-*]|\d+[.)])\s", line) or not joinable or not blocks:
+            blocks.append(line)
+        else:
+            blocks[-1] += " " + line
+        joinable = True
+    return blocks
+
+
+CODE = "\x00code\x00"
+"""Prefix reflow() gives an indented code block."""
+
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+
+
+def first_sentence(text: str) -> tuple[str, bool]:
+    """The first sentence of a rule's fix (periods inside `code` and after e.g./i.e. do not
+    end it), and whether anything follows it."""
+    import re
+
+    blocks = reflow(text)
+    if not blocks:
+        return "", False
+    if blocks[0].startswith(CODE):
+        return blocks[0][len(CODE):].splitlines()[0], True
+    first = re.sub(r"^([-*]|\d+[.)])\s+", "", blocks[0])  # a list's first item
+    in_code = False
+    for i, ch in enumerate(first):
+        if ch == "`":
+            in_code = not in_code
+        elif ch == "." and not in_code and (i + 1 == len(first) or first[i + 1] == " "):
+            if any(first[: i + 1].endswith(a) for a in _ABBREVIATIONS):
+                continue
+            head = first[: i + 1]
+            return head, len(head) < len(first) or len(blocks) > 1
+    return first, len(blocks) > 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Any, Optional
 
+from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -16,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.facts import Unavailable
-from torchdoctor.render import show_value
+from torchdoctor.render import CODE, first_sentence, reflow, show_value
 from torchdoctor.report import Report
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -32,106 +33,289 @@ def fmt(value: Any, unit: str = "") -> str:
 def gib(n: Any) -> str:
     if isinstance(n, Unavailable) or n is None:
         return fmt(n)
+    if n < 2**30:  # 64 MiB /dev/shm is not "0.1 GiB" (the finding says 64 MiB)
+        return f"{n / 2**20:.0f} MiB"
     return f"{n / 2**30:.1f} GiB"
 
 
-def _ns(facts: Any, name: str) -> Any:
-    return getattr(facts, name)
+NO_DRIVER = "NVML library not found"
+"""Start of the NVML reason that means: no NVIDIA driver on this machine."""
+
+
+class Unknowns:
+    """Values the facts table could not fill: shown as ``?`` and explained once, grouped by
+    reason, in the table's last row (instead of "unknown (not recorded)" in every cell)."""
+
+    def __init__(self) -> None:
+        self.by_reason: dict[str, list[str]] = {}
+
+    def note(self, label: str, value: Unavailable) -> None:
+        reason = value.unavailable
+        prefix = f"{label.lower()} unknown: "
+        if reason.lower().startswith(prefix):  # "CPU model unknown: cannot read ..." under "CPU model"
+            reason = reason[len(prefix):]
+        labels = self.by_reason.setdefault(reason, [])
+        if label not in labels:
+            labels.append(label)
+
+    def v(self, value: Any, label: str, unit: str = "") -> str:
+        if isinstance(value, Unavailable):
+            self.note(label, value)
+            return "?"
+        return fmt(value, unit)
+
+    def known(self, value: Any, label: str) -> bool:
+        """True for a usable value; an Unavailable one is noted (and the caller leaves it out)."""
+        if isinstance(value, Unavailable):
+            self.note(label, value)
+            return False
+        return value is not None
+
+    def lines(self) -> list[str]:
+        return [f"{', '.join(labels)}: {reason}" for reason, labels in self.by_reason.items()]
+
+
+def _mib(n: Any) -> str:
+    return f"{n / 1024:.0f} GiB" if isinstance(n, int) and n >= 1024 else f"{n} MiB"
+
+
+def _gpu_rows(gpu: Any, u: Unknowns) -> list[tuple[str, str]]:
+    """One row per distinct GPU model: identical devices (8x H100) share one row."""
+    groups: list[tuple[str, list[int]]] = []
+    for d in gpu.devices:
+        parts = [u.v(d.name, "GPU name")]
+        if isinstance(d.compute_capability, float):
+            arch = f" {d.architecture}" if isinstance(d.architecture, str) else ""
+            parts.append(f"sm {show_value(d.compute_capability)}{arch}")
+        else:
+            u.note("compute capability", d.compute_capability) if isinstance(
+                d.compute_capability, Unavailable) else None
+        if u.known(d.memory_total_mib, "GPU memory"):
+            parts.append(_mib(d.memory_total_mib))
+        text = " · ".join(parts)
+        if groups and groups[-1][0] == text:
+            groups[-1][1].append(d.index)
+        else:
+            groups.append((text, [d.index]))
+    rows = []
+    for text, idx in groups:
+        if len(idx) == 1:
+            rows.append((f"GPU {idx[0]}", text))
+        else:
+            contiguous = idx == list(range(idx[0], idx[-1] + 1))
+            label = f"GPU {idx[0]}-{idx[-1]}" if contiguous else "GPU " + ",".join(map(str, idx))
+            rows.append((label, f"{len(idx)}× {text}"))
+    return rows
 
 
 def facts_table(report: Report, explain: bool = False) -> Table:
     f = report.facts
     t = Table.grid(padding=(0, 2))
-    t.add_column(style="bold")
+    t.add_column(style="bold", no_wrap=True)
     t.add_column()
+    u = Unknowns()
 
     def row(label: str, value: str) -> None:
         t.add_row(label, escape(value))
 
     sysf, cpu, mem, gpu, torch = f.system, f.cpu, f.memory, f.gpu, f.torch
     if not isinstance(sysf, Unavailable):
-        extra = []
+        parts = []
+        if u.known(sysf.os_name, "OS"):
+            parts.append(str(sysf.os_name))
+        py = f"Python {sysf.python_version}" if u.known(sysf.python_version, "Python version") else ""
+        if u.known(sysf.machine, "architecture"):
+            py = f"{py} ({sysf.machine})" if py else str(sysf.machine)
+        if py:
+            parts.append(py)
         if not isinstance(sysf.container, Unavailable) and sysf.container:
-            extra.append(f"container: {sysf.container}")
+            parts.append(f"container: {sysf.container}")
         if not isinstance(sysf.wsl, Unavailable) and sysf.wsl:
-            extra.append(f"WSL{sysf.wsl}")
-        row("System", f"{fmt(sysf.os_name)} · Python {fmt(sysf.python_version)} ({fmt(sysf.machine)})"
-            + (f" · {', '.join(extra)}" if extra else ""))
+            parts.append(f"WSL{sysf.wsl}")
+        if parts:
+            row("System", " · ".join(parts))
     else:
         row("System", fmt(sysf))
     if not isinstance(cpu, Unavailable):
         if isinstance(cpu.flags, Unavailable):
-            isa_text = "ISA unknown"
+            u.note("CPU ISA", cpu.flags)
+            isa_text = ""
         else:
             isa = [k for k in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "neon", "sve") if cpu.flags.get(k)]
             isa_text = " ".join(isa) or ("no AVX2" if cpu.flags.get("avx2") is False else "no listed ISA extension")
-        quota = "" if isinstance(cpu.quota_cpus, Unavailable) or cpu.quota_cpus is None else f" · quota {cpu.quota_cpus:g} CPUs"
-        row("CPU", f"{fmt(cpu.model)} · {fmt(cpu.physical_cores)} cores / {fmt(cpu.logical_cores)} threads"
-            f"{quota} · {isa_text}")
+        cores = ""
+        if isinstance(cpu.physical_cores, int) or isinstance(cpu.logical_cores, int):
+            cores = f"{u.v(cpu.physical_cores, 'cores')} cores / {u.v(cpu.logical_cores, 'threads')} threads"
+        else:
+            u.known(cpu.physical_cores, "cores")
+        quota = "" if isinstance(cpu.quota_cpus, Unavailable) or cpu.quota_cpus is None else f"quota {cpu.quota_cpus:g} CPUs"
+        model = u.v(cpu.model, "CPU model")
+        parts = [p for p in (cores, quota, isa_text) if p]
+        if parts or model != "?":
+            row("CPU", " · ".join([model, *parts]))
     if not isinstance(mem, Unavailable):
-        row("Memory", f"{gib(mem.total_bytes)} RAM · /dev/shm {gib(mem.shm_total_bytes)}")
+        parts = []
+        if u.known(mem.total_bytes, "RAM") or mem.total_bytes is None:
+            parts.append(f"{gib(mem.total_bytes)} RAM")
+        if not isinstance(mem.shm_total_bytes, Unavailable):
+            parts.append(f"/dev/shm {gib(mem.shm_total_bytes)}")  # None: no /dev/shm at all
+        else:
+            u.note("/dev/shm", mem.shm_total_bytes)
+        if parts:
+            row("Memory", " · ".join(parts))
     if isinstance(gpu, Unavailable):
-        row("GPU", fmt(gpu))
+        cuda_seen = not isinstance(torch, Unavailable) and torch.cuda_available is True
+        if gpu.unavailable.startswith(NO_DRIVER) and not cuda_seen:
+            row("GPU", "none found (no NVIDIA driver installed)")
+        else:
+            row("GPU", fmt(gpu))
     elif isinstance(gpu.devices, list) and gpu.devices:
-        for d in gpu.devices:
-            row(f"GPU {d.index}", f"{fmt(d.name)} · sm {fmt(d.compute_capability)} {fmt(d.architecture)}"
-                f" · {fmt(d.memory_total_mib, ' MiB')}")
-        row("Driver", f"{fmt(gpu.driver_version)} (CUDA {fmt(gpu.cuda_driver_version)})")
+        for label, text in _gpu_rows(gpu, u):
+            row(label, text)
+        driver = u.v(gpu.driver_version, "driver")
+        if u.known(gpu.cuda_driver_version, "driver's CUDA version"):
+            driver += f" (supports CUDA <= {gpu.cuda_driver_version})"
+        if driver != "?":  # an unknown driver is named in the "?" row
+            row("Driver", driver)
     else:
-        row("GPU", "none" if gpu.count == 0 else fmt(gpu.devices))
+        row("GPU", "none" if gpu.count == 0 else fmt(gpu.devices))  # the row's only value: reason inline
     if isinstance(torch, Unavailable):
         row("torch", fmt(torch))
     elif torch.import_status != "ok" and not isinstance(torch.import_status, Unavailable):
         row("torch", f"{fmt(torch.import_status)}: {fmt(torch.import_error)}")
     else:
-        build = "unknown"
+        build = "? build"
         if isinstance(torch.cuda_build, str):
-            build = f"CUDA {torch.cuda_build}"
+            build = f"CUDA {torch.cuda_build} build"
         elif isinstance(torch.hip_build, str):
-            build = f"ROCm/HIP {torch.hip_build}"
+            build = f"ROCm/HIP {torch.hip_build} build"
         elif torch.cuda_build is None:
-            build = "CPU"
-        row("torch", f"{fmt(torch.version)} · {build} build · cuDNN {fmt(torch.cudnn_version)}")
+            build = "CPU build"
+        else:
+            u.note("torch build", torch.cuda_build)
+        parts = [u.v(torch.version, "torch version"), build]
+        if isinstance(torch.cudnn_version, Unavailable):
+            if torch.cuda_build is not None:  # a CPU build has no cuDNN to ask about
+                parts.append(f"cuDNN {u.v(torch.cudnn_version, 'cuDNN')}")
+        elif torch.cudnn_version is not None:
+            parts.append(f"cuDNN {torch.cudnn_version}")
+        row("torch", " · ".join(parts))
         uses = []
         if torch.cuda_available is True:
-            uses.append(f"CUDA ({fmt(torch.device_count)} device(s))")
+            n = torch.device_count
+            uses.append(f"CUDA ({n} device{'s' if n != 1 else ''})" if isinstance(n, int) else "CUDA")
+        elif torch.cuda_available is False and isinstance(torch.cuda_build, str):
+            uses.append("no CUDA (torch.cuda.is_available() is False)")
+        else:
+            u.known(torch.cuda_available, "CUDA available")
         if torch.mps_available is True:
             uses.append("MPS")
         if torch.xpu_available is True:
             uses.append("XPU")
-        uses.append(f"CPU {fmt(torch.cpu_capability)}, {fmt(torch.num_threads)} threads")
-        row("torch uses", " · ".join(uses))
+        cap = torch.cpu_capability if u.known(torch.cpu_capability, "CPU capability") else None
+        threads = torch.num_threads if u.known(torch.num_threads, "threads") else None
+        if cap is not None:
+            uses.append(f"CPU {cap}" + (f", {threads} threads" if threads is not None else ""))
+        elif threads is not None:
+            uses.append(f"{threads} CPU threads")
+        if uses:
+            row("torch uses", " · ".join(uses))
         if isinstance(torch.arch_list, list) and torch.arch_list:
             row("compiled for", " ".join(torch.arch_list))
+    lines = u.lines()
+    if lines:
+        t.add_row(Text("?", style="dim"), Text("\n".join(lines), style="dim"))
     return t
 
 
-def findings_block(report: Report) -> Optional[Group]:
-    items = []
-    for f in report.displayed_findings():
-        head = Text.assemble((f"{ICON[f.severity]} {f.severity.upper()} ", STYLE[f.severity]),
-                             (f"[{f.id}] ", "dim"), f.message)
-        items.append(head)
+def findings_block(report: Report, explain: bool = False) -> Optional[Table]:
+    """One finding per row, wrapped under its text (not under the icon); the fix follows it:
+    its first sentence, or all of it with --explain."""
+    findings = report.displayed_findings()
+    if not findings:
+        return None
+    t = Table.grid(padding=(0, 1))
+    t.add_column(no_wrap=True)
+    t.add_column()
+    more = False
+    for f in findings:
+        t.add_row(Text(ICON[f.severity], style=STYLE[f.severity]),
+                  Text.assemble((f"{f.severity.upper()} ", STYLE[f.severity]),
+                                (f"[{f.id}] ", "dim"), f.message))
         if f.fix and f.severity != "info":
-            first = f.fix.strip().splitlines()[0]
-            items.append(Text(f"    fix: {first}", style="dim"))
-    return Group(*items) if items else None
+            if explain:
+                for i, block in enumerate(reflow(f.fix)):
+                    code = block.startswith(CODE)
+                    if code:
+                        block = block[len(CODE):]
+                    t.add_row("", Text.assemble(("fix: " if i == 0 else "     ", "bold"),
+                                                (block, "bold" if code else "")))
+            else:
+                head, rest = first_sentence(f.fix)
+                more = more or rest
+                t.add_row("", Text.assemble(("fix: ", "bold"), head + (" …" if rest else "")))
+    if more:
+        t.add_row("", Text("… the whole fix: --explain, or torchdoctor rules explain ID", style="dim"))
+    return t
 
 
 def settings_table(report: Report, explain: bool = False) -> Table:
-    t = Table(title="Recommended settings", title_justify="left", expand=True, show_lines=True)
-    t.add_column("setting (rule)", ratio=3, overflow="fold")
-    t.add_column("value", ratio=2, min_width=14, overflow="fold")
-    t.add_column("why", ratio=4, min_width=24)
+    keys = [s.key for s in report.settings]
+    key_width = min(max(len(k) for k in keys), 36) if keys else 20
+    t = Table(title="Recommended settings", title_justify="left", title_style="bold", expand=True,
+              box=box.SIMPLE_HEAD, show_lines=False, pad_edge=False)
+    t.add_column("setting", min_width=key_width, overflow="fold", style="bold")
+    t.add_column("value", max_width=24, overflow="fold")
+    t.add_column("why (rule)", ratio=1)
     for s in report.settings:
-        setting = Text.assemble((s.key, "bold"), "\n", (s.rule, "dim"))
-        t.add_row(setting, escape(repr(s.value)), escape(s.reason))
+        t.add_row(escape(s.key), escape(repr(s.value)),
+                  Text.assemble(s.reason, (f" ({s.rule})", "dim")))
         if explain:
             for o in s.overrides:
-                t.add_row(Text.assemble(("  overridden: ", "dim"), (o.rule, "dim")),
-                          Text(repr(o.value), style="dim strike"),
-                          Text(f"{o.reason} (loses to {s.precedence})", style="dim"))
+                t.add_row(Text("  overridden", style="dim"), Text(repr(o.value), style="dim strike"),
+                          Text(f"{o.reason} ({o.rule}; loses to {s.precedence})", style="dim"))
     return t
+
+
+def skipped_table(report: Report) -> Optional[Group]:
+    """Rules skipped for unknown facts, grouped by the reason: 'reason: rule (fact), ...'."""
+    groups: dict[str, list[str]] = {}
+    for s in report.fact_skipped():
+        groups.setdefault(s.reason, []).append(f"{s.id} ({s.needs})")
+    if report.command != "check":  # check: counted in the summary, not listed
+        for s in report.workload_skipped():
+            groups.setdefault(s.reason, []).append(f"{s.id} ({s.needs})")
+    if not groups:
+        return None
+    t = Table.grid(padding=(0, 1))
+    t.add_column(no_wrap=True)
+    t.add_column()
+    for reason, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        t.add_row(Text("•"), Text.assemble((reason, "bold"), f" ({len(items)}): ", (", ".join(items), "dim")))
+    title = Text(f"Skipped rules, by why their facts are unknown ({sum(map(len, groups.values()))})",
+                 style="bold")
+    return Group(title, t)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def summary_text(report: Report, explain: bool = False) -> str:
+    """Counts, and which rules did not run: skipped for unknown facts, or (check) not
+    evaluated because they judge a workload and none was declared."""
+    counts = report.counts()
+    text = (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, "
+            f"{plural(counts['info'], 'note')} · {report.rules_evaluated} rules evaluated")
+    skipped = len(report.fact_skipped())
+    workload = len(report.workload_skipped())
+    if report.command != "check":
+        skipped, workload = skipped + workload, 0
+    if skipped:
+        text += f", {skipped} skipped (facts unknown{'' if explain else '; --explain lists them'})"
+    if workload:
+        text += f"\n{plural(workload, 'workload rule')} not evaluated (use recommend --task)"
+    return text
 
 
 def render(report: Report, color: bool = False, width: int = 100, explain: bool = False,
@@ -142,30 +326,22 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
     counts = report.counts()
     verdict = ("broken" if counts["error"] else "needs attention" if counts["warning"] else "healthy")
     title = f"torchdoctor {report.command}: {verdict}"
-    summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s); "
-               f"{report.rules_evaluated} rules evaluated, {len(report.skipped)} skipped")
-    block = findings_block(report)
+    block = findings_block(report, explain=explain)
     parts: list[Any] = []
+    if block is not None:
+        parts += [block, Text("")]
     if report.settings:
-        parts.append(settings_table(report, explain=explain))
+        parts += [settings_table(report, explain=explain)]
         if report.dropped:
             parts.append(Text("Not emitted: " + "; ".join(f"{d.key} ({d.reason})" for d in report.dropped),
                               style="dim"))
-    if block is not None:
-        parts.append(block)
     if show_facts:
-        parts.append(facts_table(report))
-    if explain and report.skipped:
-        reasons: dict[str, list[str]] = {}
-        for s in report.skipped:
-            reasons.setdefault(f"{s.needs}: {s.reason}", []).append(s.id)
-        st = Table(title="Skipped rules", title_justify="left")
-        st.add_column("needs")
-        st.add_column("rules", style="dim")
-        for k, ids in sorted(reasons.items()):
-            st.add_row(escape(k), escape(", ".join(ids)))
-        parts.append(st)
-    parts.append(Text(summary, style="dim"))
+        parts += [facts_table(report), Text("")]
+    if explain:
+        st = skipped_table(report)
+        if st is not None:
+            parts += [st, Text("")]
+    parts.append(Text(summary_text(report, explain), style="dim"))
     console.print(Panel(Group(*parts), title=title, title_align="left",
                         border_style="red" if counts["error"] else "yellow" if counts["warning"] else "green"))
     return buf.getvalue()
