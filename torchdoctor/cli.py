@@ -202,13 +202,14 @@ def terminal_style(max_width: int) -> tuple[bool, int]:
 
 def summary_line(report) -> str:
     c = report.counts()
-    skipped = len(report.skipped)
     text = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)"
+    # in `check` the workload rules are not evaluated by design: not worth a "skipped"
+    skipped = report.fact_skipped() if report.workload is None else report.skipped
     if skipped:
         from collections import Counter
 
-        top, n = Counter(s.reason for s in report.skipped).most_common(1)[0]
-        text += f"; {skipped} rule(s) skipped ({n}: {top})"
+        top, n = Counter(s.reason for s in skipped).most_common(1)[0]
+        text += f"; {len(skipped)} rule(s) skipped for unknown facts ({n}: {top})"
     return text
 
 
