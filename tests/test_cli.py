@@ -192,3 +192,10 @@ def test_recorded_machines_load_with_facts_flag(capsys, machine):
     code, out, err = run(capsys, "check", "--facts", str(machine), "--format", "json", "--fail-on", "never")
     assert code == 0, err
     assert json.loads(out)["facts"]["gpu"]
+
+
+def test_gpu_plan_defaults_to_the_newest_published_torch(capsys):
+    from torchdoctor import tables
+
+    code, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "H100", "--format", "json")
+    assert json.loads(out)["torch_version"] == tables.latest_release()

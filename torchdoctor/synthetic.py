@@ -13,7 +13,10 @@ NOT_HERE = "planning for another machine (--gpu): not known"
 
 
 def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
+    """Facts of a machine with this GPU. Without --torch-version the plan is written for the
+    newest published torch release, so every emitted setting exists in a named version."""
     off = Unavailable(unavailable=NOT_HERE)
+    torch_version = torch_version or tables.latest_release()
     torch = TorchFacts(version=torch_version, import_status="ok") if torch_version else off
     if name.strip().lower() in ("cpu", "none"):
         gpu = GpuFacts(source="synthetic", count=0, devices=[], links=[], name=None,

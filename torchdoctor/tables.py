@@ -424,6 +424,12 @@ def _releases() -> list:
     return load("torch_releases")["releases"]
 
 
+def latest_release() -> Optional[str]:
+    """The newest published torch release in the table (announced ones excluded), e.g. "2.13"."""
+    published = [r["version"] for r in _releases() if r.get("status") != "announced"]
+    return str(max(published, key=lambda x: Version(str(x)))) if published else None
+
+
 def _release(torch_version: Any) -> Optional[dict]:
     """The torch_releases entry for a version, with its patch-level overrides merged in."""
     version = _version(torch_version)
