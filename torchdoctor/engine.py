@@ -240,6 +240,7 @@ TABLE_FUNCTIONS = (
     "cuda_for_conda_build",
     "wheel_index_url",
     "mps_min_macos",
+    "latest_release",
 )
 
 BASE_FUNCTIONS: dict[str, Any] = {
