@@ -140,14 +140,7 @@ def load_registry(path: Optional[Path] = None) -> Registry:
 
 @functools.lru_cache(maxsize=4)
 def _load_registry(path: str) -> Registry:
-    try:
-        raw = yamlio.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RuleFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yamlio.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise RuleFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    raw = yamlio.read_file(path, RuleFileError)
     if not isinstance(raw, dict) or not isinstance(raw.get("settings"), dict):
         raise RuleFileError(f"{path}: expected a mapping with a 'settings' table")
     out: dict[str, Setting] = {}

@@ -63,14 +63,7 @@ class Task(BaseModel):
 @functools.lru_cache(maxsize=4)
 def load_tasks(path: Optional[str] = None) -> dict[str, Task]:
     p = Path(path) if path else default_rules_dir() / "tasks.yaml"
-    try:
-        raw = yamlio.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise WorkloadError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    except yamlio.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise WorkloadError(f"{p}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    raw = yamlio.read_file(p, WorkloadError)
     tasks = {}
     for name, body in (raw or {}).get("tasks", {}).items():
         try:
@@ -117,16 +110,7 @@ def build_workload(task: Optional[str] = None, overrides: Optional[dict[str, Any
 
 def load_workload_file(path: str, task: Optional[str] = None,
                        overrides: Optional[dict[str, Any]] = None) -> Workload:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorkloadError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        raw = yamlio.safe_load(text)
-    except yamlio.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise WorkloadError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    raw = yamlio.read_file(path, WorkloadError)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):

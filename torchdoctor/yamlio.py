@@ -22,3 +22,17 @@ def error_line(exc: BaseException) -> str:
     """':N' for a YAML error with a position, else ''."""
     mark = getattr(exc, "problem_mark", None)
     return f":{mark.line + 1}" if mark is not None else ""
+
+
+def read_file(path: Any, error: type) -> Any:
+    """Parse a YAML file; any problem raises ``error("path[:line]: what")``."""
+    from pathlib import Path
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return safe_load(text)
+    except YAMLError as exc:
+        raise error(f"{path}{error_line(exc)}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
