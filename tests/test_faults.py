@@ -340,7 +340,7 @@ def test_nvml_unusable(capsys, monkeypatch, recorded_torch, setup, words):
     nvml(monkeypatch, fake)
     r = cli(capsys, "check")
     if setup == {"init_error": 12}:  # no NVML library = no NVIDIA driver: said as such, not "unknown"
-        degraded(r, "GPU none found (no NVIDIA driver installed)")
+        degraded(r, "GPU none found (no NVIDIA driver installed")
     else:
         degraded(r, f"GPU unknown ({words})")
     if fake is not None:

@@ -493,9 +493,8 @@ def test_nvml_init_failure_names_the_reason(
     code: int, reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeNvml.from_report("tesla-t4.xml", init_error=code)
-    monkeypatch.setattr(_sys, "import_optional", lambda module: fake)
     with pytest.raises(ProbeUnavailable) as info:
-        gpu.probe(ProbeContext())
+        gpu.read_nvml(fake)
     assert info.value.reason == reason
     assert fake.calls == ["nvmlInit"]
 
@@ -773,3 +772,81 @@ def test_the_test_compute_capabilities_agree_with_the_gpu_name_table() -> None:
             assert known == cc, name
             checked += 1
     assert checked >= 30
+
+
+# --------------------------------------------------------------------------------------
+# no NVIDIA driver: the PCI bus still tells whether NVIDIA GPUs are there
+# --------------------------------------------------------------------------------------
+
+# sysfs as a machine shows it: (vendor, class) per PCI function. 10de:0302xx is an NVIDIA 3D
+# controller (datacenter GPU), 10de:0403xx the HDMI audio function of a GeForce card (not a GPU),
+# 1234:0300xx the emulated VGA adapter of a QEMU VM.
+SYSFS = {
+    "0000:00:02.0": ("0x1234", "0x030000"),
+    "0000:00:05.0": ("0x10de", "0x030200"),
+    "0000:01:00.0": ("0x10de", "0x030000"),
+    "0000:01:00.1": ("0x10de", "0x040300"),
+    "0000:00:1f.0": ("0x8086", "0x060100"),
+}
+
+
+def _fake_sysfs(monkeypatch, devices):
+    def listdir(path):
+        if path == gpu.PCI_DEVICES:
+            return sorted(devices)
+        raise FileNotFoundError(path)
+
+    def read_text(path, limit=None):
+        bus, name = path[len(gpu.PCI_DEVICES) + 1:].split("/")
+        vendor, klass = devices[bus]
+        return {"vendor": vendor, "class": klass}[name] + "\n"
+
+    monkeypatch.setattr(_sys, "listdir", listdir)
+    monkeypatch.setattr(_sys, "read_text", read_text)
+
+
+def _no_driver_nvml(monkeypatch):
+    report = fakenvml.Report.parse(XML_DIR / "tesla-t4.xml")
+    fake = FakeNvml(report, init_error=12)  # NVML_ERROR_LIBRARY_NOT_FOUND
+    monkeypatch.setattr(_sys, "import_optional", lambda module: fake)
+
+
+def test_gpus_without_driver_are_counted_on_the_pci_bus(monkeypatch):
+    _no_driver_nvml(monkeypatch)
+    _fake_sysfs(monkeypatch, SYSFS)
+    facts = gpu.probe(ProbeContext())
+    assert facts.source == "pci" and facts.count == 2
+    assert [d.pci_bus_id for d in facts.devices] == ["0000:00:05.0", "0000:01:00.0"]
+    assert facts.driver_version is None
+    assert "no NVIDIA driver" in facts.devices[0].name.unavailable
+
+
+def test_no_driver_and_no_nvidia_device_means_no_gpu(monkeypatch):
+    _no_driver_nvml(monkeypatch)
+    _fake_sysfs(monkeypatch, {k: v for k, v in SYSFS.items() if v[0] != "0x10de"})
+    facts = gpu.probe(ProbeContext())
+    assert (facts.source, facts.count, facts.name, facts.min_compute_capability) == ("pci", 0, None, None)
+
+
+def test_no_driver_and_no_sysfs_stays_unavailable(monkeypatch):
+    _no_driver_nvml(monkeypatch)
+
+    def listdir(path):
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(_sys, "listdir", listdir)
+    with pytest.raises(ProbeUnavailable, match="NVML library not found"):
+        gpu.probe(ProbeContext())
+
+
+def test_gpu_without_driver_is_diagnosed(monkeypatch):
+    from torchdoctor.engine import evaluate
+    from torchdoctor.facts import Facts
+    from torchdoctor.rules import load_rules
+
+    _no_driver_nvml(monkeypatch)
+    _fake_sysfs(monkeypatch, SYSFS)
+    report = evaluate(load_rules(), Facts(gpu=gpu.probe(ProbeContext())))
+    found = {f.id: f for f in report.findings}
+    assert found["nvidia-gpu-without-driver"].severity == "error"
+    assert "0000:00:05.0, 0000:01:00.0" in found["nvidia-gpu-without-driver"].message

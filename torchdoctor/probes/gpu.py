@@ -86,11 +86,60 @@ _GARBAGE = (TypeError, ValueError, AttributeError, IndexError, KeyError, Overflo
 
 
 def probe(ctx: ProbeContext) -> GpuFacts:
-    """Read the NVIDIA GPUs through NVML; ProbeUnavailable when NVML cannot be used."""
+    """Read the NVIDIA GPUs through NVML; without an NVIDIA driver, count them on the PCI bus
+    (Linux sysfs) so "no GPU" and "a GPU without its driver" are told apart."""
     nvml = _sys.import_optional("pynvml")
     if nvml is None:
         raise ProbeUnavailable("nvidia-ml-py (module pynvml) is not installed")
-    return read_nvml(nvml, timeout_s=NVML_TIMEOUT_S)
+    try:
+        return read_nvml(nvml, timeout_s=NVML_TIMEOUT_S)
+    except ProbeUnavailable as exc:
+        if exc.reason not in (_INIT_REASONS[12], _INIT_REASONS[9]):  # no driver / not loaded
+            raise
+        facts = pci_gpus(exc.reason)
+        if facts is None:
+            raise
+        return facts
+
+
+PCI_DEVICES = "/sys/bus/pci/devices"
+
+
+def pci_gpus(why_no_nvml: str) -> Optional[GpuFacts]:
+    """NVIDIA GPUs on the PCI bus, read from sysfs; None where sysfs cannot be read."""
+    ids = tables.load("pci")
+    try:
+        entries = _sys.listdir(PCI_DEVICES)
+    except OSError:
+        return None
+    found = []
+    for entry in entries:
+        try:
+            vendor = _sys.read_text(f"{PCI_DEVICES}/{entry}/vendor").strip().lower()
+            klass = _sys.read_text(f"{PCI_DEVICES}/{entry}/class").strip().lower()
+        except OSError:
+            continue
+        if vendor == ids["nvidia_vendor"] and klass[:6] in ids["gpu_classes"]:
+            found.append(entry)
+    no_driver = unavailable(f"no NVIDIA driver ({why_no_nvml})")
+    devices = [
+        GpuDevice(index=i, pci_bus_id=bus, name=no_driver, compute_capability=no_driver,
+                  architecture=no_driver, memory_total_mib=no_driver)
+        for i, bus in enumerate(sorted(found))
+    ]
+    none_if_empty = None if not devices else no_driver
+    return GpuFacts(
+        source="pci",
+        driver_version=None,  # known absent: there is no driver
+        cuda_driver_version=None,
+        count=len(devices),
+        devices=devices,
+        links=[],
+        name=none_if_empty,
+        min_compute_capability=none_if_empty,
+        max_compute_capability=none_if_empty,
+        architectures=[] if not devices else no_driver,
+    )
 
 
 def read_nvml(nvml: Any, timeout_s: float = NVML_TIMEOUT_S) -> GpuFacts:

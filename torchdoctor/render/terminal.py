@@ -169,6 +169,12 @@ def facts_table(report: Report, explain: bool = False) -> Table:
             row("GPU", "none found (no NVIDIA driver installed)")
         else:
             row("GPU", fmt(gpu))
+    elif gpu.source == "pci":  # no NVIDIA driver: what the PCI bus says
+        if gpu.count:
+            buses = ", ".join(str(d.pci_bus_id) for d in gpu.devices)
+            row("GPU", f"{gpu.count} NVIDIA GPU(s) without a driver (PCI {buses})")
+        else:
+            row("GPU", "none found (no NVIDIA driver installed, no NVIDIA device on the PCI bus)")
     elif isinstance(gpu.devices, list) and gpu.devices:
         for label, text in _gpu_rows(gpu, u):
             row(label, text)
