@@ -306,6 +306,19 @@ def _arch_entry(cc: Any) -> Optional[tuple[dict, CC]]:
     return None
 
 
+def sourced_entries(data: Any, key: str, field: str, where: str) -> list[str]:
+    """The ``field`` of every entry of ``data[key]``, each of which must also give a ``reason``
+    and a ``source`` (allow-lists such as env_allowlist.yaml and packages_of_interest.yaml)."""
+    out = []
+    for i, entry in enumerate(data.get(key) or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get(field), str) or not entry[field]:
+            raise DataFileError(f"{where}: {key}[{i}] needs a non-empty string `{field}`")
+        if not entry.get("reason") or not entry.get("source"):
+            raise DataFileError(f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`")
+        out.append(entry[field])
+    return out
+
+
 def arch_for_cc(cc: Any) -> Optional[str]:
     """Architecture name for a compute capability (8.6 -> "Ampere"), None if unknown."""
     found = _arch_entry(cc)

@@ -40,8 +40,8 @@ def load_allowlist(directory: Optional[str] = None) -> Allowlist:
     where = f"{directory or 'rules/data'}/env_allowlist.yaml"
     if not isinstance(data, dict):
         raise tables.DataFileError(f"{where}: expected a mapping with `prefixes` and `names`")
-    names = _entries(data, "names", "name", where)
-    prefixes = _entries(data, "prefixes", "prefix", where)
+    names = tables.sourced_entries(data, "names", "name", where)
+    prefixes = tables.sourced_entries(data, "prefixes", "prefix", where)
     deny = data.get("deny_substrings") or []
     if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
         raise tables.DataFileError(f"{where}: deny_substrings must be a list of strings")
@@ -54,19 +54,6 @@ def load_allowlist(directory: Optional[str] = None) -> Allowlist:
         prefixes=tuple(prefixes),
         deny_substrings=tuple(d.upper() for d in deny),
     )
-
-
-def _entries(data: dict, key: str, field: str, where: str) -> list[str]:
-    out = []
-    for i, entry in enumerate(data.get(key) or []):
-        if not isinstance(entry, dict) or not isinstance(entry.get(field), str) or not entry[field]:
-            raise tables.DataFileError(f"{where}: {key}[{i}] needs a non-empty string `{field}`")
-        if not entry.get("reason") or not entry.get("source"):
-            raise tables.DataFileError(
-                f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`"
-            )
-        out.append(entry[field])
-    return out
 
 
 def read_allowed(allowlist: Allowlist) -> dict[str, str]:

@@ -47,25 +47,12 @@ def load_interest(directory: Optional[str] = None) -> Interest:
     where = f"{directory or 'rules/data'}/packages_of_interest.yaml"
     if not isinstance(data, dict):
         raise tables.DataFileError(f"{where}: expected a mapping with `names` and `prefixes`")
-    names = _entries(data, "names", "name", where)
-    prefixes = _entries(data, "prefixes", "prefix", where)
+    names = tables.sourced_entries(data, "names", "name", where)
+    prefixes = tables.sourced_entries(data, "prefixes", "prefix", where)
     return Interest(
         names=tuple(_interp_child.normalize_name(n) for n in names),
         prefixes=tuple(_interp_child.normalize_name(p) for p in prefixes),
     )
-
-
-def _entries(data: dict, key: str, field: str, where: str) -> list[str]:
-    out = []
-    for i, entry in enumerate(data.get(key) or []):
-        if not isinstance(entry, dict) or not isinstance(entry.get(field), str):
-            raise tables.DataFileError(f"{where}: {key}[{i}] needs a string `{field}`")
-        if not entry.get("reason") or not entry.get("source"):
-            raise tables.DataFileError(
-                f"{where}: {key}[{i}] ({entry[field]}) needs `reason` and `source`"
-            )
-        out.append(entry[field])
-    return out
 
 
 # --------------------------------------------------------------------------------------
