@@ -294,13 +294,13 @@ def test_a_signal_during_import_is_a_crash(fake_torch, case, sig, words):
 
 def test_a_hanging_import_times_out_and_says_where(fake_torch):
     fake_torch("hang")
-    f = pytorch.probe(ProbeContext(python=sys.executable, timeout=2))
+    f = pytorch.probe(ProbeContext(python=sys.executable, timeout=4))
     assert f.import_status == "timeout"
-    assert "timed out after 2 s" in f.import_error
+    assert "timed out after 4 s" in f.import_error
     assert "while importing torch" in f.import_error
     assert "hang/torch/__init__.py" in f.import_error and "_wait_for_driver" in f.import_error
     assert f.signal is None
-    _other_fields_unavailable(f, "timed out after 2 s")
+    _other_fields_unavailable(f, "timed out after 4 s")
 
 
 def test_torch_not_installed(python_without_torch):

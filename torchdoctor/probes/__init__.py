@@ -14,7 +14,8 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
@@ -79,13 +80,15 @@ def collect(
     """Run the probes concurrently and assemble :class:`Facts`."""
     from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 
+    from torchdoctor.probes import _sys
+
     ctx = ctx or ProbeContext()
     names = [n for n in NAMESPACES if only is None or n in only]
     results: dict[str, object] = {}
     problems: list[str] = []
-    pool = ThreadPoolExecutor(max_workers=len(names) or 1, thread_name_prefix="probe")
+    _sys.reopen()
     try:
-        futures = {name: pool.submit(runner, name, ctx) for name in names}
+        futures = {name: in_daemon_thread(f"probe-{name}", runner, name, ctx) for name in names}
         for name, fut in futures.items():
             try:
                 results[name] = fut.result()
@@ -99,10 +102,27 @@ def collect(
                 results[name] = Unavailable(unavailable=reason)
                 problems.append(reason)
     except BaseException:  # Ctrl-C while a child imports torch: kill it, do not wait for it
-        from torchdoctor.probes import _sys
-
         _sys.kill_all()
-        pool.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.shutdown(wait=True)
     return Facts(origin="probe", problems=problems, **results)
+
+
+def in_daemon_thread(thread_name: str, fn: Callable[..., object], *args: object) -> "Future[object]":
+    """Run ``fn(*args)`` in a daemon thread; its result or exception arrives in the Future.
+
+    Not a ThreadPoolExecutor: the interpreter joins executor threads at exit, so after
+    Ctrl-C a probe still reading a slow file, waiting on a child or stuck in a driver call
+    would hold the exit back. A daemon thread is dropped; ``_sys.kill_all`` has killed its
+    children and refuses new ones.
+    """
+    fut: "Future[object]" = Future()
+
+    def work() -> None:
+        fut.set_running_or_notify_cancel()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            fut.set_exception(exc)
+
+    threading.Thread(target=work, name=thread_name, daemon=True).start()
+    return fut

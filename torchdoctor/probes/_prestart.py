@@ -55,6 +55,7 @@ def child_argv(python: str, timeout: Optional[float]) -> list[str]:
 
 def start(python: str, timeout: float) -> None:
     """Launch the torch child now; :func:`take` collects its result later."""
+    _sys.reopen()
     with _lock:
         key = (python, timeout)
         if key not in _pending:

@@ -13,13 +13,15 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
-
 import threading
+from typing import Mapping, Optional, Sequence
 
 DEFAULT_TIMEOUT_S = 10.0
 _live: "set[subprocess.Popen]" = set()
 _live_lock = threading.Lock()
+_closed = False
+"""Set by :func:`kill_all`: a probe thread still running after Ctrl-C (or the end of a run)
+must not start a child that nobody will wait for. :func:`reopen` starts a new run."""
 MAX_READ_BYTES = 4 * 1024 * 1024
 
 
@@ -65,6 +67,8 @@ def run(
     kwargs: dict = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
+    if _closed:
+        return Completed(argv, None, "", "", error=f"{argv[0]}: not started, torchdoctor is exiting")
     try:
         proc = subprocess.Popen(
             argv,
@@ -78,6 +82,9 @@ def run(
         return Completed(argv, None, "", "", error=f"{argv[0]}: {exc.strerror or exc}")
     with _live_lock:
         _live.add(proc)
+        late = _closed  # kill_all() ran while Popen did: this child must not live either
+    if late:
+        _kill_tree(proc)
     try:
         return _communicate(proc, argv, timeout, input_text)
     finally:
@@ -86,12 +93,22 @@ def run(
 
 
 def kill_all() -> None:
-    """Kill every child still running (Ctrl-C, or the end of a CLI run): none outlives us."""
+    """Kill every child still running and refuse new ones (Ctrl-C, SIGTERM, or the end of a
+    CLI run): no child outlives us, and a probe thread that is still going cannot start one."""
+    global _closed
     with _live_lock:
+        _closed = True
         procs = list(_live)
     for proc in procs:
         if proc.poll() is None:
             _kill_tree(proc)
+
+
+def reopen() -> None:
+    """Allow children again: a new run starts (the CLI's main, or a library call)."""
+    global _closed
+    with _live_lock:
+        _closed = False
 
 
 def _communicate(proc: subprocess.Popen, argv: tuple, timeout: float,

@@ -11,13 +11,13 @@ abandoned after :data:`NVML_TIMEOUT_S`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Callable, Optional, Union
 
 from torchdoctor import tables
 from torchdoctor.facts import GpuDevice, GpuFacts, GpuLink, Unavailable, unavailable
-from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys
+from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys, in_daemon_thread
 
 NVML_TIMEOUT_S = 10.0
 """Give up on NVML after this many seconds (tests lower it)."""
@@ -143,25 +143,15 @@ def pci_gpus(why_no_nvml: str) -> Optional[GpuFacts]:
 
 
 def read_nvml(nvml: Any, timeout_s: float = NVML_TIMEOUT_S) -> GpuFacts:
-    """Run the whole NVML read in a worker thread; give up after ``timeout_s`` seconds."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["facts"] = _read(nvml)
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
-            box["error"] = exc
-
-    # A daemon thread, not an executor: a thread stuck in the driver must not keep the
-    # interpreter from exiting.
-    worker = threading.Thread(target=work, name="torchdoctor-nvml", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise ProbeUnavailable(f"NVML did not answer within {timeout_s:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["facts"]
+    """Run the whole NVML read in a daemon thread (one stuck in the driver must not keep
+    the interpreter from exiting); give up after ``timeout_s`` seconds."""
+    fut = in_daemon_thread("torchdoctor-nvml", _read, nvml)
+    try:
+        return fut.result(timeout_s)
+    except FuturesTimeout:
+        if fut.done():  # the read itself raised a TimeoutError
+            raise
+        raise ProbeUnavailable(f"NVML did not answer within {timeout_s:g} s") from None
 
 
 # --------------------------------------------------------------------------------------
