@@ -21,7 +21,7 @@ from torchdoctor.importers.collect_env import (
     NOT_STATED,
     TORCH_NOT_IMPORTED,
     cudnn_versions,
-    decode_conda_build,
+    conda_python,
     parse_collect_env,
     parse_fields,
     provides_torch,
@@ -163,8 +163,6 @@ def test_corpus_compute_capability_matches_reading(case):
     human = reading(case)["compute_capability"]
     if human.lower().startswith("n/a"):
         pytest.skip("no NVIDIA GPU in this report")
-    if not hasattr(tables, "cc_for_gpu_name"):
-        pytest.skip("torchdoctor.tables.cc_for_gpu_name does not exist yet (GPU-name table)")
     gpu = load(case).gpu
     expected = [float(x) for x in re.findall(r"\d+\.\d+", human)]
     parsed = list(dict.fromkeys(d.compute_capability for d in gpu.devices))
@@ -173,15 +171,11 @@ def test_corpus_compute_capability_matches_reading(case):
     assert gpu.max_compute_capability == max(expected)
 
 
-def test_compute_capability_without_a_gpu_table_is_unavailable_with_reason():
+def test_compute_capability_comes_from_the_gpu_name_table():
     gpu = load("case023").gpu
+    assert gpu.devices
     for device in gpu.devices:
-        cc = device.compute_capability
-        if hasattr(tables, "cc_for_gpu_name"):
-            assert cc == 8.6 and device.architecture == "Ampere"
-        else:
-            assert unavailable(cc) and "compute capability" in cc.reason
-            assert unavailable(device.architecture)
+        assert device.compute_capability == 8.6 and device.architecture == "Ampere"
 
 
 @pytest.mark.parametrize("case", CASE_IDS)
@@ -713,23 +707,24 @@ def test_parse_fields_of_every_case_has_a_field():
 
 
 @pytest.mark.parametrize(
-    "build, python, cuda, cudnn, cpu",
+    "build, python, cuda_cudnn",
     [
-        ("py3.9_cuda11.1_cudnn8.0.5_0", (3, 9), "11.1", "8.0.5", False),
-        ("py3.7_cuda10.1.243_cudnn7.6.3_0", (3, 7), "10.1.243", "7.6.3", False),
-        ("py3.6_cuda90_cudnn7_1", (3, 6), "9.0", "7", False),
-        ("cuda112py39h0bbbad9_1", (3, 9), "11.2", None, False),
-        ("cuda120_py311h0e7c0c5_300", (3, 11), "12.0", None, False),
-        ("cpu_py39h0c4d0bb_0", (3, 9), None, None, True),
-        ("py3.7_cpu_0", (3, 7), None, None, True),
-        ("py37_cu101", (3, 7), "10.1", None, False),
-        ("py3.9_0", (3, 9), None, None, False),
-        ("pypi_0", None, None, None, False),
+        ("py3.9_cuda11.1_cudnn8.0.5_0", (3, 9), ("11.1", "8.0.5")),
+        ("py3.7_cuda10.1.243_cudnn7.6.3_0", (3, 7), ("10.1.243", "7.6.3")),
+        ("py3.6_cuda90_cudnn7_1", (3, 6), ("9.0", "7")),
+        ("cuda112py39h0bbbad9_1", (3, 9), ("11.2", None)),
+        ("cuda120_py311h0e7c0c5_300", (3, 11), ("12.0", None)),
+        ("cpu_py39h0c4d0bb_0", (3, 9), (None, None)),
+        ("py3.7_cpu_0", (3, 7), (None, None)),
+        ("py37_cu101", (3, 7), ("10.1", None)),
+        ("py3.9_0", (3, 9), None),
+        ("pypi_0", None, None),
     ],
 )
-def test_decode_conda_build(build, python, cuda, cudnn, cpu):
-    b = decode_conda_build(build)
-    assert (b.python, b.cuda, b.cudnn, b.cpu) == (python, cuda, cudnn, cpu)
+def test_conda_build_strings(build, python, cuda_cudnn):
+    """The importer reads the Python tag; CUDA and cuDNN come from the shared table."""
+    assert conda_python(build) == python
+    assert tables.cuda_for_conda_build(build) == cuda_cudnn
 
 
 def test_cudnn_versions():

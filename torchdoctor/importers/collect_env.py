@@ -599,41 +599,16 @@ def cudnn_versions(value: str) -> list[str]:
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CondaBuild:
-    """What a conda build string says: ``py3.7_cuda10.1.243_cudnn7.6.3_0``,
-    ``py3.6_cuda90_cudnn7_1``, ``cuda112py39h...``, ``cpu_py39h...``, ``py37_cu101``."""
-
-    python: Optional[tuple[int, int]] = None
-    cuda: Optional[str] = None
-    cudnn: Optional[str] = None
-    cpu: bool = False
-
-
 _CONDA_PY = re.compile(r"py(\d)\.?(\d{1,2})")
-_CONDA_CUDA = re.compile(r"cuda(\d+(?:\.\d+)*)")
-_CONDA_CU = re.compile(r"(?:^|_)cu(\d{2,3})(?:_|$)")
-_CONDA_CUDNN = re.compile(r"cudnn(\d+(?:\.\d+)*)")
 
 
-def _cuda_digits(digits: str) -> str:
-    if "." in digits or len(digits) < 2:
-        return digits
-    return f"{digits[:-1]}.{digits[-1]}"  # cuda90 -> 9.0, cuda112 -> 11.2
-
-
-def decode_conda_build(build: str) -> CondaBuild:
-    b = build.lower()[:200]
-    py = _CONDA_PY.search(b)
-    cuda = _CONDA_CUDA.search(b)
-    cu = None if cuda else _CONDA_CU.search(b)
-    cudnn = _CONDA_CUDNN.search(b)
-    return CondaBuild(
-        python=(int(py.group(1)), int(py.group(2))) if py else None,
-        cuda=_cuda_digits(cuda.group(1)) if cuda else (_cuda_digits(cu.group(1)) if cu else None),
-        cudnn=cudnn.group(1) if cudnn else None,
-        cpu="cpu" in b.split("_"),
-    )
+def conda_python(build: str) -> Optional[tuple[int, int]]:
+    """The Python a conda build string was built for: ``py3.7_cuda10.1.243_cudnn7.6.3_0``,
+    ``cuda112py39h0bbbad9_1`` -> (3, 7), (3, 9). The CUDA and cuDNN in the string are
+    knowledge of the channels' naming and are read by ``tables.cuda_for_conda_build``
+    (patterns in rules/data/wheel_archs.yaml)."""
+    py = _CONDA_PY.search(build.lower()[:200])
+    return (int(py.group(1)), int(py.group(2))) if py else None
 
 
 # --------------------------------------------------------------------------------------
@@ -983,14 +958,9 @@ def _running_conda_row(ctx: _Ctx) -> Optional[_Row]:
 
 
 def _conda_cudnn(build: str) -> Optional[str]:
-    """cuDNN a conda pytorch build bundles: the shared table when it reads the string
-    (rules read build strings through it too), else this module's decoder."""
-    lookup = getattr(tables, "cuda_for_conda_build", None)
-    if lookup is not None:
-        found = lookup(build[:200])
-        if found is not None:
-            return found[1]
-    return decode_conda_build(build).cudnn
+    """cuDNN a conda pytorch build bundles, when its build string names it."""
+    found = tables.cuda_for_conda_build(build[:200])
+    return found[1] if found is not None else None
 
 
 def _torch_cudnn(ctx: _Ctx, cuda_build: Value) -> dict[str, Value]:
@@ -1068,11 +1038,8 @@ def _gpu_entries(ctx: _Ctx) -> Optional[list[tuple[int, str, bool]]]:
 
 
 def _cc_for(name: str) -> Value:
-    lookup = getattr(tables, "cc_for_gpu_name", None)
-    if lookup is None:
-        return _u("compute capability is not stated in the report (no GPU-name table)")
     try:
-        cc = lookup(name)
+        cc = tables.cc_for_gpu_name(name)
     except tables.DataFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - a table bug must not sink a pasted report
@@ -1085,10 +1052,7 @@ def _cc_for(name: str) -> Value:
 def _arch_for(cc: Value) -> Value:
     if isinstance(cc, Unavailable):
         return cc
-    lookup = getattr(tables, "arch_for_cc", None)
-    if lookup is None:
-        return _u(NOT_STATED)
-    arch = lookup(cc)
+    arch = tables.arch_for_cc(cc)
     return arch if arch else _u(f"no architecture known for compute capability {cc}")
 
 
@@ -1299,7 +1263,7 @@ def _read_packages(ctx: _Ctx) -> None:
     ctx.conda = [r for r in (_conda_row(rest) for rest in scan.conda_rows) if r is not None]
     running = _python_tuple(ctx.python_version)
     if running is not None:
-        tags = [decode_conda_build(r.build).python for r in ctx.conda if r.build]
+        tags = [conda_python(r.build) for r in ctx.conda if r.build]
         tags = [t for t in tags if t is not None]
         # conda rows built for another Python describe another environment (corpus case017)
         ctx.conda_other_env = bool(tags) and running not in tags
