@@ -147,8 +147,16 @@ def test_known_tests_availability_without_skipping():
     assert evaluate_rule(rule, facts, None).status == "fired"
 
 
+def test_fact_or_gives_the_default_where_a_fact_is_unknown():
+    facts = Facts(torch=TorchFacts(version="2.13.0", cudnn_version=Unavailable(unavailable="report does not say")))
+    assert evaluate_rule(make_rule(when='fact_or("torch.cudnn_version") is None'), facts, None).status == "fired"
+    assert evaluate_rule(make_rule(when='fact_or("torch.cudnn_version", 7) == 7'), facts, None).status == "fired"
+    assert evaluate_rule(make_rule(when='fact_or("torch.version") == "2.13.0"'), facts, None).status == "fired"
+
+
 def test_known_paths_are_checked_at_load():
     from torchdoctor.rules import check_fact_path, fact_paths
 
+    assert "system.machin" in fact_paths('fact_or("system.machin")')
     paths = fact_paths('known("torch.verison")')
     assert "torch.verison" in paths and check_fact_path("torch.verison")

@@ -324,6 +324,7 @@ def test_a_report_line_naming_two_gpus_is_not_guessed():
         ("NVIDIA A2", 8.6),
         ("NVIDIA RTX A3000", 8.6),
         ("NVIDIA A100-SXM4-80GB", 8.0),
+        ("NVIDIA PG509-210", 8.0),  # A100 board name (pytorch/pytorch#108963)
         ("NVIDIA A30", 8.0),
         # legacy page
         ("Jetson AGX Xavier", 7.2),
@@ -653,6 +654,66 @@ def test_wheels_supporting():
     assert tables.wheels_supporting(3.7)[0] == "2.7+cu118"
     assert tables.wheels_supporting(1.2) == []
     assert tables.wheels_supporting(None) is None
+
+
+def test_wheels_supporting_leaves_out_builds_older_than_the_architecture():
+    # Thor (11.0, CUDA >= 13.0): old wheels "reach" it only through compute_50 PTX (torch 1.3);
+    # the x86_64 lists have no sm_110, so nothing is left; the aarch64 cu13x wheels have it.
+    assert tables.wheels_supporting(11.0) == []
+    assert tables.wheels_supporting(11.0, platform="linux_aarch64")[:2] == ["2.13+cu132", "2.13+cu130"]
+    assert tables.wheels_supporting(8.6, platform=None) == []  # macOS: no CUDA wheels
+
+
+@pytest.mark.parametrize(
+    "os_name, machine, block",
+    [
+        ("Linux", "x86_64", "linux_x86_64"),
+        ("Linux", "aarch64", "linux_aarch64"),
+        (None, "arm64", "linux_aarch64"),
+        ("Windows", "AMD64", "windows_x86_64"),
+        ("Linux", None, "linux_x86_64"),
+        (None, None, "linux_x86_64"),
+        ("Darwin", "arm64", None),
+        ("Windows", "ARM64", None),
+    ],
+)
+def test_wheel_platform(os_name, machine, block):
+    assert tables.wheel_platform(os_name, machine) == block
+
+
+def test_windows_lists_fall_back_to_linux_where_not_recorded():
+    assert "compute_37" in tables.wheel_archs("2.7.1+cu118", None, "windows_x86_64")
+    assert tables.wheel_archs("2.6.0+cu126", None, "windows_x86_64") == tables.wheel_archs("2.6.0+cu126")
+    assert tables.wheel_archs("2.10.0+cu130", None, "linux_aarch64") is None  # aarch64 2.10 not recorded
+
+
+def test_wheel_for_prefers_the_users_release_then_what_the_driver_runs():
+    # pytorch#112553: 2.1.0+cu121 on driver 470 -> 2.1's cu118, through minor-version compatibility
+    w = tables.wheel_for(7.5, "470.182.03", "2.1.0+cu121", "Linux", "x86_64")
+    assert (w["build"], w["compat"], w["runs"]) == ("2.1+cu118", True, True)
+    assert w["index_url"] == "https://download.pytorch.org/whl/cu118"
+    # a release without a variant for this driver: the newest release the driver runs
+    w = tables.wheel_for(7.5, "470.182.03", "2.8.0+cu128", "Linux", "x86_64")
+    assert (w["build"], w["compat"]) == ("2.7+cu118", True)
+    # natively before compat: 1.6 cu101 on 418.67 (10.x has no minor-version compatibility)
+    assert tables.wheel_for(7.5, "418.67", "1.6.0+cu102")["build"] == "1.6+cu101"
+    # Blackwell from a 2.6 cu126 wheel with driver 570: 2.11 cu128 is the newest it runs
+    w = tables.wheel_for(12.0, "570.124.04", "2.6.0+cu126")
+    assert (w["build"], w["compat"], w["driver_min"]) == ("2.11+cu128", False, "570.26")
+    # no driver known: the newest build for the GPU
+    assert tables.wheel_for(12.0, None, "2.6.0+cu126")["build"] == "2.13+cu132"
+    # a driver too old for every build: the user's own release, marked as not running
+    w = tables.wheel_for(8.6, "400.0", "2.6.0+cu126")
+    assert (w["build"], w["runs"]) == ("2.6+cu126", False)
+    # Jetson drivers are numbered apart: judged as unknown
+    assert tables.wheel_for(11.0, "580.00", "2.12.0", "Linux", "aarch64")["runs"] is True
+    assert tables.wheel_for(1.2, "470.0") is None
+    assert tables.wheel_for(8.6, "560.0", None, "Darwin", "arm64") is None
+
+
+def test_integrated_gpu():
+    assert [cc for cc in (5.3, 6.2, 7.2, 8.7, 10.1, 11.0) if tables.integrated_gpu(cc)] == [5.3, 6.2, 7.2, 8.7, 10.1, 11.0]
+    assert not any(tables.integrated_gpu(cc) for cc in (6.1, 8.6, 9.0, 10.0, 12.0, 12.1, None, "garbage"))
 
 
 def test_wheel_index_url():

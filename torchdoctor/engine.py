@@ -228,16 +228,20 @@ def _call_table(name: str):
 TABLE_FUNCTIONS = (
     "arch_for_cc",
     "arch_info",
+    "integrated_gpu",
     "cc_for_gpu_name",
     "driver_min",
     "driver_compat_floor",
     "wheel_archs",
+    "wheel_platform",
     "arch_list_supports",
     "wheels_supporting",
+    "wheel_for",
     "python_supported",
     "torchvision_for",
     "torchaudio_for",
     "cuda_for_conda_build",
+    "same_build_family",
     "wheel_index_url",
     "mps_min_macos",
     "latest_release",
@@ -285,7 +289,16 @@ def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
             return False
         return True
 
+    def fact_or(path: str, default: Any = None) -> Any:
+        """``fact_or("system.machine")``: the fact, or ``default`` where it is unknown (never
+        skips the rule); for facts that only refine a judgement."""
+        try:
+            return ev.eval(str(path))
+        except FactUnavailable:
+            return default
+
     fns["known"] = known
+    fns["fact_or"] = fact_or
     return ev
 
 

@@ -310,8 +310,8 @@ def fact_paths(expr: str) -> set[str]:
             self.generic_visit(node)
 
         def visit_Call(self, node: ast.Call) -> None:
-            # known("torch.version"): the path inside the string is a fact path too
-            if (isinstance(node.func, ast.Name) and node.func.id == "known" and node.args
+            # known("torch.version"), fact_or("system.machine"): the string is a fact path too
+            if (isinstance(node.func, ast.Name) and node.func.id in ("known", "fact_or") and node.args
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                 out.update(fact_paths(node.args[0].value))
             self.generic_visit(node)

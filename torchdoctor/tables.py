@@ -344,6 +344,14 @@ def arch_info(cc: Any) -> Optional[dict]:
     return info
 
 
+def integrated_gpu(cc: Any) -> bool:
+    """Whether gpu_archs.yaml marks this CC as an integrated (Jetson) GPU (segment: embedded).
+    Their driver ships with JetPack/L4T and is numbered apart from the desktop and datacenter
+    drivers (Thor: 580.00 with CUDA 13.0), so driver_min.yaml's minimums do not apply."""
+    info = arch_info(cc)
+    return bool(info) and info.get("segment") == "embedded"
+
+
 def _tokens(text: str) -> tuple:
     text = re.sub(r"\([^)]*\)", " ", text.lower())
     text = re.sub(r"[-_/,:;]+", " ", text)
@@ -471,6 +479,22 @@ def _variant(torch_version: Any, cuda: Any) -> Optional[str]:
     return None if cuda is None else str(cuda).strip().lower()
 
 
+def same_build_family(torch_version: Any, other_version: Any) -> Optional[bool]:
+    """Whether two local version labels name builds for the same accelerator stack: "+cu121" and
+    "+cu124" yes (one CUDA major), "+cu113" and "+rocm4.2" or "+cpu" no, "+cu118" and "+cu121"
+    no (torchvision refuses different CUDA majors). None when either has no label."""
+    labels = [(_local(v) or "").lower() for v in (torch_version, other_version)]
+    if not all(labels):
+        return None
+    families = []
+    for label in labels:
+        cuda = re.match(r"cu(\d+)\d(?!\d)", label)
+        rocm = re.match(r"rocm\d", label)
+        families.append(("cuda", cuda.group(1)) if cuda else ("rocm",) if rocm
+                        else (re.sub(r"[\d.]+$", "", label),))
+    return families[0] == families[1]
+
+
 def wheel_archs(
     torch_version: Any, cuda: Any = None, platform: str = "linux_x86_64"
 ) -> Optional[list]:
@@ -486,15 +510,32 @@ def wheel_archs(
     if variant == "cpu":
         return []
     wanted = _cuda(variant)
-    block = load("wheel_archs")["builds"].get(platform)
-    if wanted is None or block is None:
+    builds = load("wheel_archs")["builds"]
+    block = builds.get(platform)
+    if wanted is None:
         return None
-    for entry in block["entries"]:
-        cudas = entry["cuda"] if isinstance(entry["cuda"], list) else [entry["cuda"]]
-        if wanted in (_cuda(c) for c in cudas) and SpecifierSet(str(entry["torch"])).contains(
-            version, prereleases=True
-        ):
-            return list(entry["archs"])
+    while block is not None:
+        for entry in block["entries"]:
+            cudas = entry["cuda"] if isinstance(entry["cuda"], list) else [entry["cuda"]]
+            if wanted in (_cuda(c) for c in cudas) and SpecifierSet(str(entry["torch"])).contains(
+                version, prereleases=True
+            ):
+                return list(entry["archs"])
+        block = builds.get(block.get("fallback") or "")
+    return None
+
+
+def wheel_platform(os: Any = None, machine: Any = None) -> Optional[str]:
+    """The block of wheel_archs.yaml that describes this machine's CUDA wheels
+    (("Linux", "aarch64") -> "linux_aarch64"); None where no CUDA wheels are published (macOS).
+    Unknown values (None, or anything not a string) match the table's null entries."""
+    os_name = os.strip().lower() if isinstance(os, str) and os.strip() else None
+    arch = machine.strip().lower() if isinstance(machine, str) and machine.strip() else None
+    for row in load("wheel_archs")["platforms"]["map"]:
+        oses = [o.lower() if isinstance(o, str) else None for o in row["os"]]
+        machines = [m.lower() if isinstance(m, str) else None for m in row["machines"]]
+        if os_name in oses and arch in machines:
+            return row["block"]
     return None
 
 
@@ -544,12 +585,18 @@ def wheels_supporting(
 ) -> Optional[list]:
     """Published builds whose arch list runs on ``cc``, newest first, as "2.13+cu126".
 
-    With ``torch_version``, only that release's variants. Announced (unreleased) versions are left out.
+    With ``torch_version``, only that release's variants. Announced (unreleased) versions are left
+    out, and so are builds of a CUDA older than the architecture (``cuda_first`` in gpu_archs.yaml).
     None when the CC cannot be read.
     """
     if _cc(cc) is None:
         return None
+    if platform is None:  # no CUDA wheels for this platform (macOS)
+        return []
     only = _version(torch_version).release[:2] if _version(torch_version) else None
+    # A build whose toolkit predates the architecture reaches it only through PTX JIT of old
+    # code (torch 1.3's compute_50 "runs" on Thor): never a build to recommend.
+    first = _majmin(_cuda((arch_info(cc) or {}).get("cuda_first")))
     found = []
     for release in reversed(_releases()):
         if release.get("status") == "announced":
@@ -563,10 +610,60 @@ def wheels_supporting(
             reverse=True,
         )
         for variant in variants:
+            if first is not None and (_majmin(_cuda(variant)) or (0, 0)) < first:
+                continue
             archs = wheel_archs(f"{rel}.0", variant, platform)
             if archs and arch_list_supports(archs, cc):
                 found.append(f"{release['version']}+{variant}")
     return found
+
+
+def wheel_for(
+    cc: Any, driver: Any = None, torch_version: Any = None, os: Any = None, machine: Any = None
+) -> Optional[dict]:
+    """The published build to recommend for a GPU, or None when no build runs on ``cc``:
+    {"build": "2.1+cu118", "torch": "2.1", "variant": "cu118", "index_url": ..., "driver_min": ...,
+    "compat_floor": ..., "compat": bool, "runs": bool}.
+
+    Order: the user's own release first (its variants the driver runs natively, then through
+    CUDA minor-version compatibility), then the newest release the driver can run either way.
+    ``compat``: the pick needs minor-version compatibility (driver below the toolkit's minimum,
+    above its major's floor). ``runs``: False when the driver is known and runs no build (the
+    newest is named; the driver must be updated). With no driver known, the first build found.
+    """
+    platform = wheel_platform(os, machine)
+    if platform is None:
+        return None
+    os = os if isinstance(os, str) else "Linux"  # driver rows: Linux unless the OS is known
+    own = (wheels_supporting(cc, torch_version, platform) or []) if _version(torch_version) else []
+    others = [w for w in (wheels_supporting(cc, None, platform) or []) if w not in own]
+    # a Jetson driver is numbered apart from the tables: judge it as unknown
+    drv = _version(driver) if isinstance(driver, str) and not integrated_gpu(cc) else None
+
+    def needs(build: str, compat: bool) -> Optional[str]:
+        variant = build.split("+")[1]
+        return driver_compat_floor(variant, os) if compat else driver_min(variant, os)
+
+    def runs(build: str, compat: bool) -> bool:
+        need = needs(build, compat)
+        return need is not None and drv is not None and drv >= _version(need)
+
+    def pick(build: str, compat: bool = False, ok: bool = True) -> dict:
+        release, variant = build.split("+")
+        return {"build": build, "torch": release, "variant": variant,
+                "index_url": wheel_index_url(variant), "driver_min": needs(build, False),
+                "compat_floor": needs(build, True), "compat": compat, "runs": ok}
+
+    candidates = [(b, c) for c in (False, True) for b in own]
+    candidates += [(b, c) for b in others for c in (False, True)]
+    if not candidates:
+        return None
+    if drv is None:
+        return pick(candidates[0][0])
+    for build, compat in candidates:
+        if runs(build, compat):
+            return pick(build, compat)
+    return pick(candidates[0][0], ok=False)
 
 
 def wheel_index_url(variant: Any) -> Optional[str]:
