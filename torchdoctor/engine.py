@@ -213,16 +213,6 @@ def vmajmin(text: Any) -> Version:
     return Version(f"{parsed.major}.{parsed.minor}")
 
 
-def _call_table(name: str):
-    fn = getattr(tables, name, None)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if fn is None:
-            raise FactUnavailable(f"tables.{name}", "reference table function is not available")
-        return fn(*args, **kwargs)
-
-    call.__name__ = name
-    return call
 
 
 TABLE_FUNCTIONS = (
@@ -273,7 +263,7 @@ BASE_FUNCTIONS: dict[str, Any] = {
 def functions() -> dict[str, Any]:
     out = dict(BASE_FUNCTIONS)
     for name in TABLE_FUNCTIONS:
-        out[name] = _call_table(name)
+        out[name] = getattr(tables, name)
     return out
 
 
