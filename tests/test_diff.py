@@ -277,3 +277,106 @@ def test_gpu_present_on_one_json_side_only_is_relevant():
     d = next(d for d in result.relevant if d.path == "gpu.devices[1].name")
     assert d.right is ABSENT
     assert "(not present)" in render_diff(result, "markdown")
+
+
+# ----------------------------------------------------------------------------------------
+# reasons are true of the row they annotate (rules/data/diff_relevance.yaml, why_when)
+# ----------------------------------------------------------------------------------------
+
+HEALTHY = DATA / "healthy"  # see its README: v06 = 1.13.1 / numpy 1.23.5, v05 = 1.8.1 / numpy 1.20.3
+
+
+def _why(res: dict, path: str) -> str:
+    return next(d["why"] for d in res["relevant"] if d["path"] == path)
+
+
+def test_numpy_reason_names_numpy_2_only_when_one_side_has_it(capsys, tmp_path):
+    code, out, _ = run(capsys, "diff", HEALTHY / "v06.txt", HEALTHY / "v05.txt", "--format", "json")
+    assert code == 1  # torch, CUDA build, driver and GPU differ
+    why = _why(json.loads(out), 'packages.versions["numpy"]')
+    assert "numpy 2" not in why and why == "a different numpy release (compiled extensions depend on numpy's C API)"
+    # the same report with numpy 2 on one side
+    text = (HEALTHY / "v06.txt").read_text().replace("[pip3] numpy==1.23.5", "[pip3] numpy==2.1.3")
+    b = tmp_path / "numpy2.txt"
+    b.write_text(text)
+    code, out, _ = run(capsys, "diff", HEALTHY / "v06.txt", b, "--format", "json")
+    res = json.loads(out)
+    assert code == 1 and [d["path"] for d in res["relevant"]] == ['packages.versions["numpy"]']
+    assert _why(res, 'packages.versions["numpy"]').startswith("numpy 2 on one side only")
+
+
+def _pattern(path: str):
+    from torchdoctor.diff import classify
+
+    return classify(path)
+
+
+@pytest.mark.parametrize("path, left, right, expected", [
+    ('packages.versions["numpy"]', "1.26.4", "2.0.1", "numpy 2 on one side only (numpy 2 breaks extensions built for numpy 1)"),
+    ('packages.versions["numpy"]', "2.0.1", "2.2.0", "a different numpy release (compiled extensions depend on numpy's C API)"),
+    ('packages.versions["numpy"]', "2.0.1", ABSENT, "numpy 2 on one side only (numpy 2 breaks extensions built for numpy 1)"),
+    ('packages.versions["numpy"]', "1.26.4", ABSENT, "a different numpy release (compiled extensions depend on numpy's C API)"),
+    ("torch.import_status", "ok", "crashed", "torch imports on one side only"),
+    ("torch.import_status", "timeout", "crashed", "torch fails to import differently"),
+    ("packages.torch_providers", ["torch"], ["torch", "pytorch"], "more than one distribution provides torch (a second install shadows the first)"),
+    ("packages.torch_providers", ["torch"], ["pytorch"], "a different distribution provides torch"),
+    ("torch.cuda_build", "12.8", None, "a CUDA build of torch on one side only"),
+    ("torch.cuda_build", "12.8", "12.6", "torch was built for a different CUDA version (needs a different driver, runs on different GPUs)"),
+    ("gpu.devices[0].mig_mode", None, False, "the GPU's MIG mode differs"),
+    ("gpu.devices[0].mig_mode", True, False, "MIG on one side only (a MIG slice is a fraction of the GPU)"),
+    ("torch.float32_matmul_precision", "high", "medium", "float32 matmuls run at a different precision"),
+    ("torch.float32_matmul_precision", "highest", "high", "TF32 (or faster) float32 matmuls on one side only"),
+    ("system.python_bits", 64, 32, "a 32-bit interpreter cannot run PyTorch"),
+    ("system.translated", None, False, "whether the interpreter runs translated (Rosetta) is stated differently"),
+    ("system.translated", True, False, "x86_64 Python under Rosetta on one side only"),
+    ("system.wsl", 1, 2, "a different WSL version"),
+    ("system.wsl", None, 2, "WSL on one side only"),
+    ("system.container", "docker", "podman", "a different container runtime"),
+    ("system.container", "docker", None, "a container on one side only"),
+    ('cpu.flags["avx512f"]', False, ABSENT, "a CPU feature flag (AVX-512, AMX, BF16) is recorded differently"),
+    ('cpu.flags["avx512f"]', True, False, "a CPU feature (AVX-512, AMX, BF16) present on one side only"),
+])
+def test_reason_fits_the_values(path, left, right, expected):
+    from torchdoctor.diff import reason_for
+
+    assert reason_for(_pattern(path), left, right) == expected
+    assert reason_for(_pattern(path), right, left) == expected
+
+
+def test_unknown_side_gets_the_plain_reason():
+    from torchdoctor.diff import reason_for
+    from torchdoctor.facts import Unavailable
+
+    p = _pattern('packages.versions["numpy"]')
+    assert reason_for(p, "2.0.1", Unavailable(unavailable="the report does not list it")) == p.why
+
+
+def test_why_when_is_validated(tmp_path):
+    from torchdoctor.errors import RuleFileError
+
+    for body in ("relevant:\n  - path: torch.version\n    why: x\n    why_when:\n      - one_side: value ==\n        why: y\n",
+                 "relevant:\n  - path: torch.version\n    why: x\n    why_when:\n      - sometimes: value\n        why: y\n"):
+        (tmp_path / "diff_relevance.yaml").write_text(body)
+        load_relevance.cache_clear()
+        with pytest.raises(RuleFileError, match="why_when"):
+            load_relevance(str(tmp_path))
+    load_relevance.cache_clear()
+
+
+def test_noise_only_differences_exit_0(capsys, tmp_path):
+    # every kind of noise at once: listed noise paths, and a path matching neither list
+    data = json.loads(PROBE.read_text())
+    data["memory"]["available_bytes"] = 1
+    data["memory"]["shm_free_bytes"] = 1
+    data["torch"]["module_path"] = "/elsewhere/torch"
+    data["torch"]["python_executable"] = "/elsewhere/bin/python"
+    data["torch"]["git_version"] = "0" * 40
+    data["system"]["kernel"] = "6.1.0-99-amd64"
+    data["cpu"]["affinity"] = [1, 0]
+    data["packages"]["versions"]["some-unlisted-package"] = "1.0"
+    b = tmp_path / "noise.json"
+    b.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "diff", PROBE, b, "--format", "json")
+    res = json.loads(out)
+    assert res["relevant"] == [] and len(res["noise"]) + len(res["unknown_noise"]) >= 8
+    assert code == 0 and res["exit_code"] == 0

@@ -1,8 +1,8 @@
 """`torchdoctor report`: Markdown for a GitHub issue, and its collect_env-layout block.
 
 Inputs are real collect_env reports from public bug tickets (tests/data/corpus/, copied from
-/work/shared/corpus/) and a recorded probe of the development container
-(tests/data/diff/dev-container-cpu-probe.json).
+/work/shared/corpus/, and tests/data/healthy/, see its README for the sources) and a recorded
+probe of the development container (tests/data/diff/dev-container-cpu-probe.json).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from torchdoctor.ticket import collect_env_text, compress_ints, render_ticket, s
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = DATA / "corpus"
+HEALTHY = DATA / "healthy"
 PROBE = DATA / "diff" / "dev-container-cpu-probe.json"
 CASES = sorted(p.name for p in CORPUS.glob("case*.txt"))
 
@@ -101,11 +102,18 @@ def test_ticket_layout_summary_findings_collect_env_facts():
     assert f"torchdoctor {__version__}" in text
 
 
+# fields that are never facts: the block leaves them out rather than guess
+NEVER_KNOWN = ["GCC version:", "Clang version:", "CMake version:", "Is XNNPACK available:"]
+
+
 def test_collect_env_block_has_collect_env_fields_in_order():
     block = fenced_block(render_ticket(report_for(load(CORPUS / "case023.txt"))))
-    positions = [block.index("\n" + label if i else label) for i, label in enumerate(COLLECT_ENV_ORDER)]
+    present = [label for label in COLLECT_ENV_ORDER if f"\n{label}" in "\n" + block]
+    assert len(present) >= 15
+    positions = [("\n" + block).index("\n" + label) for label in present]
     assert positions == sorted(positions)
-    assert "GCC version: Could not collect" in block
+    for label in NEVER_KNOWN:
+        assert label not in block
     assert "[pip3] torch==1.12.1+cu116" in block
     assert "[pip3] numpy==1.23.3" in block
     # a multi-GPU list starts on the next line and ends with a blank line, as collect_env does
@@ -116,12 +124,45 @@ def test_collect_env_block_has_collect_env_fields_in_order():
 def test_collect_env_block_from_a_real_probe():
     facts = load(PROBE)
     block = collect_env_text(facts)
-    assert block.startswith("PyTorch version: 2.13.0+cpu\nIs debug build: False\nCUDA used to build PyTorch: None\n")
+    # this probe recorded neither nvcc nor the driver (NVML missing): collect_env would print
+    # either "No CUDA" or their values there, not known which, so those lines are left out
+    assert block.startswith("PyTorch version: 2.13.0+cpu\nIs debug build: False\nROCM used to build PyTorch: N/A\n")
+    for label in ("CUDA used to build PyTorch", "CUDA runtime version", "GPU models", "Nvidia driver", "cuDNN"):
+        assert label not in block
     assert "Is CUDA available: False" in block
     assert "Libc version: glibc-2.36" in block
     assert "Python platform: Linux-" in block and "-x86_64-with-glibc2.36" in block
     assert "\nCPU:\nArchitecture:" in block and "Model name:" in block
+    assert "Flags:" not in block  # the facts keep a selection of flags, not lscpu's line
     assert "[pip3] torch==2.13.0+cpu" in block
+    # known to be absent: written the way collect_env writes them for that field
+    assert "ROCM used to build PyTorch: N/A\n" in block
+    assert "HIP runtime version: N/A\nMIOpen runtime version: N/A\n" in block
+    assert "CUDA_MODULE_LOADING set to: N/A\n" in block
+    assert "Is XPU available: False\n" in block
+    assert "Caching allocator config: N/A\n" in block
+    assert "Could not collect" not in block
+
+
+def test_collect_env_block_no_cuda():
+    # torch sees no CUDA, and nvcc, the GPU list and the driver are known to be absent
+    data = json.loads(load(PROBE).model_dump_json())
+    data["gpu"] = {"source": "nvml", "driver_version": None, "count": 0, "devices": []}
+    data["system"]["cuda_toolkit_version"] = None
+    data["system"]["cudnn_version"] = None
+    block = collect_env_text(Facts.model_validate(data))
+    assert "CUDA used to build PyTorch: None\nROCM used to build PyTorch: N/A\n" in block
+    assert ("CUDA runtime version: No CUDA\nCUDA_MODULE_LOADING set to: N/A\n"
+            "GPU models and configuration: No CUDA\nNvidia driver version: No CUDA\n"
+            "cuDNN version: No CUDA\n") in block
+    # a GPU on the bus but a CPU build: torch.version.cuda None is "Could not collect"
+    data["gpu"] = {"source": "nvml", "driver_version": "550.54.15", "count": 1,
+                   "devices": [{"index": 0, "name": "NVIDIA A100-SXM4-80GB"}]}
+    block = collect_env_text(Facts.model_validate(data))
+    assert "CUDA used to build PyTorch: Could not collect\n" in block
+    assert "CUDA runtime version: Could not collect\n" in block  # no nvcc
+    assert "GPU models and configuration: GPU 0: NVIDIA A100-SXM4-80GB\n" in block
+    assert "Nvidia driver version: 550.54.15\n" in block
 
 
 def test_findings_come_first_with_their_fix():
@@ -161,7 +202,8 @@ def test_ticket_when_every_namespace_is_unknown():
     assert text.startswith("**Environment:** torch unknown · build unknown · GPU unknown")
     assert "<details><summary>gpu: unknown (probe crashed)</summary>" in text
     block = fenced_block(text)
-    assert "PyTorch version: Could not collect" in block and "[pip3] Could not collect" in block
+    # nothing is known, so nothing is claimed: no "Could not collect" (collect_env's words)
+    assert block.strip() == ""
 
 
 def test_compress_ints():
@@ -178,6 +220,112 @@ def test_summary_line_escapes_markdown():
 
 
 # ----------------------------------------------------------------------------------------
+# the block never says something collect_env did not (tests/data/healthy/)
+# ----------------------------------------------------------------------------------------
+
+
+def block_of(name: str) -> str:
+    return fenced_block(render_ticket(report_for(load(HEALTHY / name))))
+
+
+def field_lines(text: str) -> dict:
+    """label -> value of the "Label: value" lines of a collect_env text."""
+    out = {}
+    for line in text.splitlines():
+        label, sep, value = line.strip().partition(": ")
+        if sep and not label.startswith("["):
+            out.setdefault(label, value.strip())
+    return out
+
+
+@pytest.mark.parametrize("name", ["v01.txt", "v06.txt", "v09.txt", "v10.txt"])
+def test_could_not_collect_only_where_the_report_said_it(name):
+    source = field_lines((HEALTHY / name).read_text())
+    block = block_of(name)
+    for label, value in field_lines(block).items():
+        if value == "Could not collect":
+            assert source.get(label) == "Could not collect", label
+    for label in NEVER_KNOWN:
+        assert label not in block
+    assert "\nNone\n" not in "\n" + block + "\n"  # no invented "CPU:" / "None"
+
+
+def test_lines_torchdoctor_does_not_know_are_left_out_v09():
+    # GCC, CMake, CUDA_MODULE_LOADING and XNNPACK were stated; none of them is a fact
+    block = block_of("v09.txt")
+    assert "GCC version" not in block and "CMake version" not in block
+    assert "CUDA_MODULE_LOADING" not in block and "XNNPACK" not in block
+    # never in this (2.8) report, and not facts: not invented
+    assert "Is XPU available" not in block and "Caching allocator config" not in block
+    # the packages section was cut from the excerpt: no "[pip3] Could not collect"
+    assert "Versions of relevant libraries" not in block and "[pip3]" not in block
+    # what the report did say is kept
+    assert "CUDA runtime version: Could not collect\n" in block
+    assert "Python platform: Linux-5.4.0-153-generic-x86_64-with-glibc2.35\n" in block
+    assert "\nCPU:\nArchitecture:                         x86_64\n" in block
+
+
+def test_rocm_report_v10():
+    block = block_of("v10.txt")
+    assert "CUDA used to build PyTorch: N/A\n" in block  # collect_env's word for a ROCm build
+    # the AMD GPU, the HIP runtime and MIOpen versions are not facts: left out, not invented
+    assert "GPU models and configuration" not in block
+    assert "HIP runtime version" not in block and "MIOpen runtime version" not in block
+
+
+def test_old_windows_report_v01():
+    block = block_of("v01.txt")
+    assert "Python platform" not in block  # the report has none and the facts cannot rebuild it
+    assert "Is XPU available" not in block and "Caching allocator config" not in block
+    assert "CPU:" not in block  # no CPU section in the report
+    assert "CUDA_MODULE_LOADING" not in block
+    assert "GPU models and configuration: GPU 0: GeForce GTX 1050\n" in block
+    # the facts keep conda names normalised (mkl_fft -> mkl-fft); build strings and channels stay
+    assert "[conda] pytorch                   1.0.0                     py3.7_cuda90_cudnn7_1 pytorch" in block
+
+
+def test_heading_says_unknown_lines_are_left_out():
+    text = render_ticket(report_for(load(HEALTHY / "v06.txt")))
+    head = text[text.index("### Environment"):text.index("```text")]
+    assert "left out where torchdoctor does not know" in head
+
+
+def test_rocm_probe_known_absent_fields():
+    data = json.loads(load(PROBE).model_dump_json())
+    data["torch"]["hip_build"] = "6.2.41134-65d174c3e"
+    block = collect_env_text(Facts.model_validate(data))
+    assert "ROCM used to build PyTorch: 6.2.41134-65d174c3e\n" in block
+    assert "CUDA used to build PyTorch: N/A\n" in block
+    assert "HIP runtime version" not in block and "MIOpen runtime version" not in block
+
+
+# ----------------------------------------------------------------------------------------
+# compute capability names
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cc, name", [(7.5, "sm_75"), (8.6, "sm_86"), (9.0, "sm_90"), (10.0, "sm_100"),
+                                      (12.0, "sm_120"), (12.1, "sm_121"), (6.1, "sm_61"), (3.7, "sm_37")])
+def test_sm_name(cc, name):
+    from torchdoctor.ticket import sm_name
+
+    assert sm_name(cc) == name
+
+
+def test_sm_name_of_no_number():
+    from torchdoctor.ticket import sm_name
+
+    assert sm_name(None) is None and sm_name(True) is None and sm_name(Unavailable(unavailable="x")) is None
+
+
+@pytest.mark.parametrize("name, expected", [("v09.txt", "8× NVIDIA H800 (sm_90, Hopper)"),
+                                            ("v12.txt", "5× NVIDIA B200 (sm_100, Blackwell)"),
+                                            ("v06.txt", "NVIDIA GeForce GTX 1660 Ti (sm_75, Turing)")])
+def test_summary_line_compute_capability(name, expected):
+    assert expected in summary_line(report_for(load(HEALTHY / name)))
+
+
+# ----------------------------------------------------------------------------------------
 # round trip: render -> torchdoctor's collect_env importer -> same key facts
 # ----------------------------------------------------------------------------------------
 
@@ -190,6 +338,10 @@ def test_round_trip_through_the_importer_keeps_key_facts(case):
         reparsed = load_report(text.encode("utf-8"), "ticket.md")
         assert reparsed.origin == "report"
         before, after = key_values(original), key_values(reparsed)
+        if "\nPython platform:" not in "\n" + text:
+            # platform.platform() is rebuilt only where the facts give it exactly (Python >= 3.10)
+            assert after.pop("system.kernel") == "unknown"
+            before.pop("system.kernel")
         assert after == before
         assert diff_facts(original, reparsed).relevant == []
 
@@ -197,12 +349,15 @@ def test_round_trip_through_the_importer_keeps_key_facts(case):
 def test_round_trip_of_a_real_probe():
     original = load(PROBE)
     reparsed = load_report(render_ticket(report_for(original)).encode(), "ticket.md")
-    for path in ("torch.version", "torch.cuda_build", "torch.cuda_available", "system.python_version",
+    # torch.cuda_build (None) is not written: this probe did not record nvcc or the driver, so
+    # collect_env's "None" (No CUDA) and "Could not collect" cannot be told apart
+    assert isinstance(reparsed.torch.cuda_build, Unavailable)
+    for path in ("torch.version", "torch.cuda_available", "system.python_version",
                  "system.os_name", "system.libc", "system.kernel", "system.machine", "cpu.model",
                  "cpu.logical_cores", "cpu.architecture"):
         ns, field = path.split(".")
         assert getattr(getattr(reparsed, ns), field) == getattr(getattr(original, ns), field), path
-    assert reparsed.cpu.flags == original.cpu.flags
+    assert isinstance(reparsed.cpu.flags, Unavailable)  # no Flags row: see the block test
     assert reparsed.packages.versions == original.packages.versions
 
 

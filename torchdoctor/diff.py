@@ -8,6 +8,7 @@ never a difference that matters. Pure functions: only ``cli.py`` reads files and
 
 from __future__ import annotations
 
+import ast
 import functools
 import io
 import json
@@ -21,7 +22,7 @@ from torchdoctor.render import show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
-SKIP_TOP = {"schema_version", "origin", "problems"}
+SKIP_TOP = {"schema_version", "origin", "problems", "notes"}
 
 
 class _Absent:
@@ -119,12 +120,61 @@ def lookup(flat: dict[str, Any], path: str, origin: str) -> Any:
 # ----------------------------------------------------------------------------------------
 
 
+QUANTIFIERS = ("one_side", "either_side")
+"""How a conditional reason's test applies to the two values of a row: true of exactly one
+side (``one_side``) or of at least one (``either_side``)."""
+
+
+@dataclass(frozen=True)
+class Reason:
+    quantifier: str
+    test: str
+    """A simpleeval expression over ``value`` (one side's value; None where the fact is absent
+    on that side), with ``v(text)`` (a packaging Version) and ``len``."""
+    why: str
+
+
 @dataclass(frozen=True)
 class Pattern:
     pattern: str
     why: str
+    """The reason shown when no conditional reason applies: true of every difference here."""
     rank: int
     regex: "re.Pattern[str]"
+    reasons: tuple[Reason, ...] = ()
+    """Conditional reasons (``why_when`` in the YAML), tried in order."""
+
+
+def _v(text: Any) -> Any:
+    from packaging.version import Version
+
+    return Version(str(text).strip())
+
+
+def _test(test: str, value: Any) -> bool:
+    """A reason's test on one side; anything it cannot evaluate (an unparseable version, None
+    compared with a number) is false."""
+    from simpleeval import EvalWithCompoundTypes
+
+    ev = EvalWithCompoundTypes(names={"value": None if value is ABSENT else value},
+                               functions={"v": _v, "len": len})
+    try:
+        return ev.eval(test) is True
+    except Exception:  # noqa: BLE001 - a test that does not apply to this value is false
+        return False
+
+
+def reason_for(pattern: Pattern, left: Any, right: Any) -> str:
+    """The ``why`` of a relevant difference: the first conditional reason whose test holds for
+    these two values, else the pattern's unconditional reason. A side that is unknown
+    (Unavailable) makes every conditional reason unknown too."""
+    if isinstance(left, Unavailable) or isinstance(right, Unavailable):
+        return pattern.why
+    for r in pattern.reasons:
+        a, b = _test(r.test, left), _test(r.test, right)
+        if (a != b) if r.quantifier == "one_side" else (a or b):
+            return r.why
+    return pattern.why
 
 
 def _compile(pattern: str) -> "re.Pattern[str]":
@@ -144,12 +194,31 @@ def load_relevance(directory: Optional[str] = None) -> tuple[tuple[Pattern, ...]
     if not isinstance(data, dict) or not isinstance(data.get("relevant"), list):
         raise RuleFileError(f"{RELEVANCE_FILE}.yaml: expected a mapping with a 'relevant' list")
 
+    def reasons(entry: dict, where: str) -> tuple[Reason, ...]:
+        out = []
+        items = entry.get("why_when") or []
+        if not isinstance(items, list):
+            raise RuleFileError(f"{where}: 'why_when' must be a list")
+        for j, item in enumerate(items):
+            keys = [q for q in QUANTIFIERS if isinstance(item, dict) and q in item]
+            if len(keys) != 1 or not isinstance(item.get(keys[0]), str) or not item.get("why"):
+                raise RuleFileError(f"{where}: why_when[{j}]: needs one of {', '.join(QUANTIFIERS)} "
+                                    "(a test) and a 'why'")
+            try:
+                ast.parse(item[keys[0]], mode="eval")
+            except SyntaxError as exc:
+                raise RuleFileError(f"{where}: why_when[{j}]: invalid test: {exc.msg}") from None
+            out.append(Reason(keys[0], item[keys[0]], str(item["why"])))
+        return tuple(out)
+
     def build(entries: Any, section: str) -> tuple[Pattern, ...]:
         out = []
         for i, entry in enumerate(entries or []):
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
                 raise RuleFileError(f"{RELEVANCE_FILE}.yaml: {section}[{i}]: needs a 'path' string")
-            out.append(Pattern(entry["path"], str(entry.get("why", "")), i, _compile(entry["path"])))
+            where = f"{RELEVANCE_FILE}.yaml: {section}[{i}] ({entry['path']})"
+            out.append(Pattern(entry["path"], str(entry.get("why", "")), i, _compile(entry["path"]),
+                               reasons(entry, where)))
         return tuple(out)
 
     return build(data.get("noise"), "noise"), build(data["relevant"], "relevant")
@@ -246,7 +315,7 @@ def diff_facts(left: Facts, right: Facts, left_name: str = "A", right_name: str 
             continue
         pat = classify(path, relevance)
         d = Difference(path, a, b, relevant=pat is not None, unknown=unknown,
-                       rank=pat.rank if pat else 10**6, why=pat.why if pat else "",
+                       rank=pat.rank if pat else 10**6, why=reason_for(pat, a, b) if pat else "",
                        pattern=pat.pattern if pat else "")
         if pat is not None:
             (result.unknown if unknown else result.relevant).append(d)

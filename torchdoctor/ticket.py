@@ -11,19 +11,28 @@ Pure functions of an already-redacted Report; only ``cli.py`` writes anything.
 The collect_env block keeps collect_env's meanings: "CUDA runtime version" is the CUDA
 toolkit (nvcc) on the system and "cuDNN version" the cuDNN library found on the system
 (``system.cuda_toolkit_version`` / ``system.cudnn_version``). The cuDNN torch itself loaded
-is in the summary line and the torch facts. Fields torchdoctor does not record (GCC, Clang, CMake, XNNPACK) say
-``Could not collect``, as collect_env does when it cannot tell.
+is in the summary line and the torch facts.
+
+The block never says something collect_env did not: it follows the layout of torch 2.13's
+collect_env, and a line whose value torchdoctor does not know is left out (GCC, Clang, CMake
+and XNNPACK always; the others when the fact is unknown), as the heading above the block says.
+A value known to be absent is written the way collect_env writes it for that field (``N/A``,
+``None``, ``No CUDA``, ``Could not collect``); "Could not collect" for an unknown value only
+where a pasted report said exactly that. Package names are the facts' normalised names
+(``mkl_fft`` is listed as ``mkl-fft``).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Optional
 
 import jinja2
 from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
 from torchdoctor.render import show_value
 from torchdoctor.report import SEVERITY_RANK, Report
 
@@ -53,20 +62,14 @@ def _get(model: Optional[BaseModel], name: str) -> Any:
     return getattr(model, name, Unavailable(unavailable="not recorded"))
 
 
-def _bool_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return CNC
-
-
-def _text(value: Any, none: str = CNC, unknown: str = CNC) -> str:
-    if isinstance(value, Unavailable):
-        return unknown
-    if value is None:
-        return none
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+def sm_name(cc: Any) -> Optional[str]:
+    """The ``sm_XY`` name of a compute capability: 7.5 -> sm_75, 9.0 -> sm_90, 10.0 -> sm_100,
+    12.1 -> sm_121 (major digits, then the one minor digit); None when it is not a number.
+    (``tables._cc`` reads these names back into (major, minor).)"""
+    if isinstance(cc, bool) or not isinstance(cc, (int, float)):
+        return None
+    major, _, minor = f"{float(cc):.1f}".partition(".")
+    return f"sm_{int(major)}{minor}" if int(major) >= 0 else None
 
 
 def compress_ints(values: list) -> str:
@@ -158,8 +161,9 @@ def gpu_summary(facts: Facts) -> str:
         if len(g.devices) > 1:
             label = f"{len(g.devices)}× {label}" if len(set(names)) <= 1 else ", ".join(dict.fromkeys(names))
         extra = []
-        if isinstance(first.compute_capability, float):
-            extra.append(f"sm_{first.compute_capability:g}".replace(".", ""))
+        sm = sm_name(first.compute_capability)
+        if sm is not None:
+            extra.append(sm)
         if isinstance(first.architecture, str):
             extra.append(first.architecture)
         text = label + (f" ({', '.join(extra)})" if extra else "")
@@ -197,78 +201,258 @@ def summary_line(report: Report) -> str:
 # ----------------------------------------------------------------------------------------
 # the collect_env layout
 # ----------------------------------------------------------------------------------------
+#
+# Every field function returns the text collect_env would print, or None: the line is left out
+# because torchdoctor does not know what collect_env would print there. A value known to be
+# absent (None) is written the way collect_env writes that field (N/A, None, No CUDA or Could
+# not collect); "Could not collect" is written for an unknown only when the pasted report
+# itself said it (the importer's COULD_NOT_COLLECT reason).
 
 
-def _python_platform(s: Optional[BaseModel]) -> str:
+def _said_cnc(value: Any) -> bool:
+    """An unknown that a pasted collect_env report stated as "Could not collect"."""
+    return isinstance(value, Unavailable) and value.unavailable == COULD_NOT_COLLECT
+
+
+def _field(value: Any, none: Optional[str] = CNC) -> Optional[str]:
+    """A known value as text; None -> ``none`` (collect_env's words for that absent value);
+    unknown -> "Could not collect" where the report said so, else None (line left out)."""
+    if isinstance(value, Unavailable):
+        return CNC if _said_cnc(value) else None
+    if value is None:
+        return none
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _torch_failed(t: Optional[BaseModel]) -> bool:
+    """collect_env prints N/A for everything torch answers when ``import torch`` failed."""
+    return t is not None and isinstance(t.import_status, str) and t.import_status != "ok"
+
+
+def _version_tuple(text: Any) -> Optional[tuple[int, ...]]:
+    m = re.match(r"(\d+)\.(\d+)", text) if isinstance(text, str) else None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _python_platform(s: Optional[BaseModel]) -> Optional[str]:
+    """``platform.platform()``, only where the facts give it exactly: Linux on Python >= 3.10
+    (older Pythons read the glibc version out of the interpreter binary, or name the
+    distribution), macOS on Python 3.8-3.12 and Windows 10 with its full version number."""
     if s is None:
-        return CNC
+        return None
+    py = _version_tuple(s.python_version)
     os_, machine, kernel, libc = s.os, s.machine, s.kernel, s.libc
-    if os_ == "Linux" and isinstance(kernel, str) and isinstance(machine, str):
-        tail = f"-with-{libc.replace(' ', '')}" if isinstance(libc, str) else ""
-        return f"Linux-{kernel}-{machine}{tail}"
-    if os_ == "Darwin" and isinstance(s.os_version, str) and isinstance(machine, str):
+    if py is None:
+        return None
+    if (os_ == "Linux" and py >= (3, 10) and isinstance(kernel, str) and isinstance(machine, str)
+            and isinstance(libc, str) and libc.startswith("glibc ")):
+        return f"Linux-{kernel}-{machine}-with-{libc.replace(' ', '')}"
+    if (os_ == "Darwin" and (3, 8) <= py < (3, 13) and isinstance(s.os_version, str)
+            and machine in ("arm64", "x86_64") and isinstance(s.python_bits, int)):
         proc = "arm" if machine == "arm64" else "i386"
-        return f"macOS-{s.os_version}-{machine}-{proc}-64bit"
-    if os_ == "Windows" and isinstance(s.os_version, str):
-        name = s.os_name if isinstance(s.os_name, str) else ""
-        release = next((w for w in name.split() if w.isdigit()), s.os_version.split(".")[0])
-        return f"Windows-{release}-{s.os_version}-SP0"
-    return CNC
+        return f"macOS-{s.os_version}-{machine}-{proc}-{s.python_bits}bit"
+    if (os_ == "Windows" and isinstance(s.os_name, str) and "Windows 10" in s.os_name
+            and isinstance(s.os_version, str) and re.fullmatch(r"10\.0\.\d+", s.os_version)):
+        return f"Windows-10-{s.os_version}-SP0"
+    return None
 
 
-def _os_line(s: Optional[BaseModel]) -> str:
-    if s is None or not isinstance(s.os_name, str):
-        return CNC
+def _os_line(s: Optional[BaseModel]) -> Optional[str]:
+    if s is None:
+        return None
+    if not isinstance(s.os_name, str):
+        return _field(s.os_name)
     if s.os == "Windows":
-        if isinstance(s.os_version, str) and isinstance(s.python_bits, int):
-            return f"{s.os_name} ({s.os_version} {s.python_bits}-bit)"
-        return f"{s.os_name} ({s.machine})" if isinstance(s.machine, str) else s.os_name
+        # collect_env 2.x: "Caption (Version OSArchitecture)"; a 64-bit Python means a 64-bit OS
+        if isinstance(s.os_version, str) and re.fullmatch(r"\d+\.\d+\.\d+", s.os_version) \
+                and s.python_bits == 64:
+            return f"{s.os_name} ({s.os_version} 64-bit)"
+        return s.os_name
     if isinstance(s.machine, str):
         return f"{s.os_name} ({s.machine})"
     return s.os_name
 
 
-def _python_line(s: Optional[BaseModel]) -> str:
+def _python_line(s: Optional[BaseModel]) -> Optional[str]:
     if s is None or not isinstance(s.python_version, str):
-        return CNC
+        return None if s is None else _field(s.python_version)
     bits = f" ({s.python_bits}-bit runtime)" if isinstance(s.python_bits, int) else ""
     return f"{s.python_version}{bits}"
 
 
-def _libc_line(s: Optional[BaseModel]) -> str:
+def _libc_line(s: Optional[BaseModel]) -> Optional[str]:
     if s is None:
-        return CNC
-    if s.libc is None:
-        return "N/A"
+        return None
     if isinstance(s.libc, str):
         return s.libc.replace(" ", "-", 1)
-    return CNC
+    if s.libc is None and s.os in ("Windows", "Darwin"):
+        return "N/A"  # collect_env: not Linux
+    return _field(s.libc, none=None)
 
 
-def _no_cuda(facts: Facts) -> bool:
-    """collect_env prints "No CUDA" when torch sees no CUDA and nvidia-smi found nothing."""
-    t, g = _ns(facts, "torch"), _ns(facts, "gpu")
-    return (t is not None and t.cuda_available is False and g is not None and g.count == 0)
+def _missing(value: Any) -> Optional[bool]:
+    """Whether collect_env got None for a field: True for None (or a report's "Could not
+    collect", which is how collect_env prints None), False for a value, None when unknown."""
+    if value is None or _said_cnc(value):
+        return True
+    if isinstance(value, Unavailable):
+        return None
+    return False
 
 
-def _gpu_models(facts: Facts) -> str:
+def _gpu_list_missing(facts: Facts) -> Optional[bool]:
+    """Whether collect_env's GPU list is None: nvidia-smi lists nothing, or (macOS, ROCm)
+    torch sees no GPU. None when unknown."""
+    t, g, s = _ns(facts, "torch"), _ns(facts, "gpu"), _ns(facts, "system")
+    no_torch_gpu = t is not None and t.cuda_available is False
+    if no_torch_gpu and ((s is not None and s.os == "Darwin")
+                         or (t is not None and isinstance(t.hip_build, str))):
+        return True
+    if g is None:
+        return None
+    if g.count == 0 or (isinstance(g.devices, list) and not g.devices):
+        return True
+    if isinstance(g.devices, list):
+        return False
+    return _missing(g.devices)
+
+
+def _no_cuda(facts: Facts) -> Optional[bool]:
+    """Whether collect_env replaced the CUDA fields by "No CUDA": torch imported, sees no CUDA,
+    and nvcc, the GPU list and the driver version all came back None. None when unknown."""
+    t, g, s = _ns(facts, "torch"), _ns(facts, "gpu"), _ns(facts, "system")
+    if t is None or t.import_status != "ok":
+        return False if _torch_failed(t) else None
+    if t.cuda_available is True:
+        return False
+    states = [_gpu_list_missing(facts),
+              _missing(_get(s, "cuda_toolkit_version")),
+              _missing(_get(g, "driver_version"))]
+    if False in states:
+        return False
+    if None in states or t.cuda_available is not False:
+        return None
+    return True
+
+
+def _cuda_build_line(facts: Facts) -> Optional[str]:
+    t = _ns(facts, "torch")
+    if t is None:
+        return None
+    if _torch_failed(t):
+        return "N/A"
+    cuda, hip = t.cuda_build, t.hip_build
+    if isinstance(cuda, str):
+        return cuda
+    if isinstance(hip, str):
+        return "N/A"  # collect_env: a ROCm build
+    if cuda is not None:
+        return _field(cuda)
+    # torch.version.cuda is None: "None" in the No CUDA case, else collect_env's None text.
+    # An unknown hip_build is a report without the ROCM line (collect_env before ROCm builds
+    # were reported), which printed "Could not collect" for it too, unless CUDA is usable:
+    # then it may be a ROCm build (N/A in newer collect_env), not known which.
+    no_cuda = _no_cuda(facts)
+    if no_cuda is True:
+        return "None"
+    if no_cuda is False and (hip is None or t.cuda_available is False):
+        return CNC
+    return None
+
+
+def _gpu_models(facts: Facts) -> Optional[str]:
     g, t = _ns(facts, "gpu"), _ns(facts, "torch")
-    names: list[str] = []
-    if g is not None and isinstance(g.devices, list) and g.devices:
+    no_cuda = _no_cuda(facts)
+    if no_cuda is not False:
+        return NO_CUDA if no_cuda else None
+    if t is not None and not (t.hip_build is None or isinstance(t.hip_build, Unavailable)):
+        return None  # ROCm: torch's device name and gcnArchName, which are not facts
+    if g is None:
+        return None
+    if isinstance(g.devices, list) and g.devices:
         names = [f"GPU {d.index}: {d.name if isinstance(d.name, str) else 'unknown'}" for d in g.devices]
-    elif t is not None and isinstance(t.devices, list) and t.devices:
-        names = [f"GPU {d.index}: {d.name if isinstance(d.name, str) else 'unknown'}" for d in t.devices]
-    if names:
         return names[0] if len(names) == 1 else "\n" + "\n".join(names) + "\n"
-    if _no_cuda(facts):
-        return NO_CUDA
-    return CNC
+    if isinstance(g.devices, Unavailable):
+        return _field(g.devices)
+    return None  # an empty list: nvidia-smi printed nothing or failed, not known which
 
 
-def _cpu_block(facts: Facts) -> str:
+def _cuda_field(facts: Facts, value: Any) -> Optional[str]:
+    no_cuda = _no_cuda(facts)
+    if no_cuda is not False:
+        return NO_CUDA if no_cuda else None  # unknown: "No CUDA" or the value, not known which
+    return _field(value)
+
+
+def _alloc_conf(variables: Optional[dict]) -> Optional[str]:
+    if variables is None:
+        return None
+    names = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+    found = {n: variables[n] for n in names if variables.get(n)}
+    return repr(found) if found else "N/A"
+
+
+def collect_env_fields(facts: Facts) -> list[tuple[str, Optional[str]]]:
+    """(label, value) pairs in collect_env's order; "" labels are blank lines; a None value
+    means the line is left out (torchdoctor does not know what collect_env would print)."""
+    t, g, s = _ns(facts, "torch"), _ns(facts, "gpu"), _ns(facts, "system")
+    e = _ns(facts, "env")
+    failed = _torch_failed(t)
+
+    def tf(name: str, none: Optional[str] = CNC) -> Optional[str]:
+        if failed:
+            return "N/A"
+        return None if t is None else _field(_get(t, name), none=none)
+
+    hip = _get(t, "hip_build")
+    if failed or hip is None:
+        hip_runtime: Optional[str] = "N/A"
+    else:
+        hip_runtime = None  # torch's build config says it; not a fact
+    variables = e.variables if e is not None and isinstance(e.variables, dict) else None
+    loading: Optional[str] = None
+    if failed or (t is not None and t.cuda_available is False):
+        loading = "N/A"
+    elif t is not None and t.cuda_available is True and variables and variables.get("CUDA_MODULE_LOADING"):
+        loading = variables["CUDA_MODULE_LOADING"]
+    return [
+        ("PyTorch version", tf("version")),
+        ("Is debug build", tf("debug_build")),
+        ("CUDA used to build PyTorch", _cuda_build_line(facts)),
+        ("ROCM used to build PyTorch", tf("hip_build", none="N/A")),
+        ("", ""),
+        ("OS", _os_line(s)),
+        ("GCC version", None),
+        ("Clang version", None),
+        ("CMake version", None),
+        ("Libc version", _libc_line(s)),
+        ("", ""),
+        ("Python version", _python_line(s)),
+        ("Python platform", _python_platform(s)),
+        ("Is CUDA available", tf("cuda_available")),
+        ("CUDA runtime version", _cuda_field(facts, _get(s, "cuda_toolkit_version"))),
+        ("CUDA_MODULE_LOADING set to", loading),
+        ("GPU models and configuration", _gpu_models(facts)),
+        ("Nvidia driver version", _cuda_field(facts, _get(g, "driver_version"))),
+        ("cuDNN version", _cuda_field(facts, _get(s, "cudnn_version"))),
+        ("Is XPU available", tf("xpu_available")),
+        ("HIP runtime version", hip_runtime),
+        ("MIOpen runtime version", hip_runtime),
+        ("Is XNNPACK available", None),
+        ("Caching allocator config", _alloc_conf(variables)),
+    ]
+
+
+def _cpu_block(facts: Facts) -> Optional[str]:
+    """lscpu rows torchdoctor knows (the ISA flags it records are a selection, so no Flags
+    row); None when nothing is known."""
     c = _ns(facts, "cpu")
     if c is None:
-        return "None"
+        return "None" if _said_cnc(facts.cpu) else None  # collect_env prints a None cpu_info as is
     rows: list[tuple[str, Any]] = [
         ("Architecture", c.architecture),
         ("CPU(s)", c.logical_cores),
@@ -278,112 +462,50 @@ def _cpu_block(facts: Facts) -> str:
     if isinstance(c.physical_cores, int) and isinstance(c.sockets, int) and c.sockets > 0:
         rows.append(("Core(s) per socket", c.physical_cores // c.sockets))
     rows += [("Socket(s)", c.sockets), ("NUMA node(s)", c.numa_nodes)]
-    if isinstance(c.flags, dict):
-        rows.append(("Flags", " ".join(k for k, v in c.flags.items() if v is True) or "none"))
     lines = [f"{label + ':':<38}{value}" for label, value in rows if known(value)]
-    return "\n".join(lines) if lines else "None"
+    return "\n".join(lines) if lines else None
 
 
-def _package_rows(facts: Facts) -> tuple[list[str], list[str]]:
+def _package_rows(facts: Facts) -> Optional[list[str]]:
+    """``[pip3]`` and ``[conda]`` rows of the listed distributions (names as the facts keep
+    them: normalised); None when the facts do not list distributions."""
     p = _ns(facts, "packages")
-    if p is None:
-        return [f"[pip3] {CNC}"], [f"[conda] {CNC}"]
+    if p is None or not isinstance(p.distributions, list):
+        return None
     pip: dict[str, str] = {}
     conda: list[str] = []
-    if isinstance(p.distributions, list):
-        for d in p.distributions:
-            version = d.version if isinstance(d.version, str) else None
-            source = d.source if isinstance(d.source, str) else ""
-            if source.endswith("conda"):
-                build = d.build if isinstance(d.build, str) else ""
-                channel = d.channel if isinstance(d.channel, str) else ""
-                if not version:
-                    continue
-                conda.append(f"[conda] {d.name:<25} {version:<25} {build:<16} {channel}".rstrip())
-            elif version:
-                pip.setdefault(d.name, version)
-    if isinstance(p.versions, dict):
-        listed = set(pip) | {row.split()[1] for row in conda}
-        if isinstance(p.distributions, list) and any(d.provides_torch is True for d in p.distributions):
-            listed.add("torch")  # versions["torch"] mirrors a conda "pytorch" row: not a pip install
-        for name, version in p.versions.items():
-            if name not in listed:
-                pip[name] = version
-    pip_rows = [f"[pip3] {name}=={version}" for name, version in sorted(pip.items())]
-    if not pip_rows:
-        collected = isinstance(p.versions, dict) and not isinstance(p.torch_providers, Unavailable)
-        pip_rows = ["[pip3] No relevant packages" if collected and not conda else f"[pip3] {CNC}"]
-    if not conda:
-        conda = [f"[conda] {CNC}"]
-    return pip_rows, conda
-
-
-def collect_env_fields(facts: Facts) -> list[tuple[str, str]]:
-    """(label, value) pairs in collect_env's order; "" labels are blank lines."""
-    t, g, s = _ns(facts, "torch"), _ns(facts, "gpu"), _ns(facts, "system")
-    e = _ns(facts, "env")
-    na_torch = t is not None and isinstance(t.import_status, str) and t.import_status != "ok"
-
-    def tv(name: str, none: str = CNC, unknown: str = CNC) -> str:
-        if na_torch:
-            return "N/A"
-        return _text(_get(t, name), none=none, unknown=unknown)
-
-    def tb(name: str) -> str:
-        if na_torch:
-            return "N/A"
-        return _bool_text(_get(t, name))
-
-    no_cuda = _no_cuda(facts)
-    toolkit = _get(s, "cuda_toolkit_version")
-    cudnn = _get(s, "cudnn_version")
-    driver = _get(g, "driver_version")
-    variables = e.variables if e is not None and isinstance(e.variables, dict) else None
-    alloc = CNC
-    if variables is not None:
-        alloc = variables.get("PYTORCH_CUDA_ALLOC_CONF") or variables.get("PYTORCH_ALLOC_CONF") or "N/A"
-    loading = CNC
-    if variables is not None:
-        loading = variables.get("CUDA_MODULE_LOADING") or ("N/A" if no_cuda else CNC)
-    return [
-        ("PyTorch version", tv("version")),
-        ("Is debug build", tb("debug_build")),
-        # "Could not collect" here means torch.version.cuda is None: an unknown build says so
-        ("CUDA used to build PyTorch", tv("cuda_build", none="None", unknown="unknown")),
-        ("ROCM used to build PyTorch", tv("hip_build", none="N/A", unknown="unknown")),
-        ("", ""),
-        ("OS", _os_line(s)),
-        ("GCC version", CNC),
-        ("Clang version", CNC),
-        ("CMake version", CNC),
-        ("Libc version", _libc_line(s)),
-        ("", ""),
-        ("Python version", _python_line(s)),
-        ("Python platform", _python_platform(s)),
-        ("Is CUDA available", tb("cuda_available")),
-        ("CUDA runtime version", NO_CUDA if no_cuda and not known(toolkit) else _text(toolkit)),
-        ("CUDA_MODULE_LOADING set to", loading),
-        ("GPU models and configuration", _gpu_models(facts)),
-        ("Nvidia driver version", NO_CUDA if no_cuda and not known(driver) else _text(driver)),
-        ("cuDNN version", NO_CUDA if no_cuda and not known(cudnn) else _text(cudnn)),
-        ("Is XPU available", tb("xpu_available")),
-        ("HIP runtime version", tv("hip_build", none="N/A", unknown="unknown")),
-        ("MIOpen runtime version", "N/A"),
-        ("Is XNNPACK available", CNC),
-        ("Caching allocator config", alloc),
-    ]
+    for d in p.distributions:
+        version = d.version if isinstance(d.version, str) else None
+        if not version:
+            continue
+        source = d.source if isinstance(d.source, str) else ""
+        if source.endswith("conda"):
+            build = d.build if isinstance(d.build, str) else ""
+            channel = d.channel if isinstance(d.channel, str) else ""
+            conda.append(f"[conda] {d.name:<25} {version:<25} {build:<16} {channel}".rstrip())
+        elif source.endswith("pip"):
+            pip.setdefault(d.name, version)
+    rows = [f"[pip3] {name}=={version}" for name, version in sorted(pip.items())] + conda
+    return rows or None
 
 
 def collect_env_text(facts: Facts) -> str:
     """The facts in the layout of ``python -m torch.utils.collect_env`` (without the
-    "Collecting environment information..." line)."""
+    "Collecting environment information..." line); lines torchdoctor cannot fill are left out."""
     lines = []
     for label, value in collect_env_fields(facts):
-        lines.append(f"{label}: {value}" if label else "")
-    lines += ["", "CPU:", _cpu_block(facts), "", "Versions of relevant libraries:"]
-    pip, conda = _package_rows(facts)
-    lines += pip + conda
-    return "\n".join(lines).rstrip("\n") + "\n"
+        if not label:
+            lines.append("")
+        elif value is not None:
+            lines.append(f"{label}: {value}")
+    cpu = _cpu_block(facts)
+    if cpu is not None:
+        lines += ["", "CPU:", cpu]
+    packages = _package_rows(facts)
+    if packages is not None:
+        lines += ["", "Versions of relevant libraries:", *packages]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+    return text + "\n"
 
 
 # ----------------------------------------------------------------------------------------
