@@ -427,7 +427,14 @@ def test_report_without_a_version_for_rocm():
     assert f.torch.cuda_build is None
     assert f.torch.hip_build == "5.6.31061"
     assert f.torch.cudnn_version is None
-    assert unavailable(f.gpu.count) and "non-NVIDIA" in f.gpu.count.reason
+    assert f.torch.hip_runtime_version == "5.6.31061"
+    # on ROCm the GPU line is torch's current device: named, not counted
+    g = f.gpu
+    assert unavailable(g.count) and "names only the GPU torch uses" in g.count.reason
+    assert g.vendors == ["amd"] and g.name == "AMD Radeon RX 7900 XTX"
+    (d,) = g.devices
+    assert (d.index, d.name, d.vendor, d.gfx_target) == (0, "AMD Radeon RX 7900 XTX", "amd", "gfx1100")
+    assert unavailable(d.compute_capability) and unavailable(g.min_compute_capability)
 
 
 def test_modern_report_from_this_machine():
@@ -595,7 +602,13 @@ def test_variant_several_reports_pasted_first_is_read():
     second = text("case016")
     f = load_report((first + "\n\nand on my other machine:\n\n" + second).encode(), "two.txt")
     assert f.torch.version == "1.12.1+cu116"
-    assert any("several reports" in p for p in f.problems)
+    # a note on how the text was read, not a problem: an info finding, never a warning
+    assert f.problems == [] and any("several reports" in n for n in f.notes)
+    from torchdoctor.engine import evaluate
+    from torchdoctor.rules import load_rules
+
+    [note] = [x for x in evaluate(load_rules(), f).findings if x.category == "probe"]
+    assert (note.id, note.severity) == ("reading-note", "info")
     f = load_report((first + "\n" + "PyTorch version: 9.9.9\n").encode(), "two.txt")
     assert f.torch.version == "1.12.1+cu116"
 
@@ -1017,3 +1030,238 @@ def test_localised_windows_os_line():
     )
     s = parse_collect_env(report).system
     assert (s.os, s.os_name, s.os_version) == ("Windows", "Microsoft Windows 11 专业版", "10.0.26100")
+
+
+# --------------------------------------------------------------------------------------
+# torch's CUDA initialization warning, AMD and Intel GPUs, offline CPUs, macOS driver line
+# (real reports: tests/data/cases/case138-145)
+# --------------------------------------------------------------------------------------
+
+CASES = Path(__file__).resolve().parent / "data" / "cases"
+
+
+def load_case(case: str) -> Facts:
+    return load_report((CASES / f"{case}.txt").read_bytes(), f"{case}.txt")
+
+
+def test_cuda_initialization_warning_driver_too_old():
+    # pytorch/pytorch#112553 (case138): the warning above the report is the only evidence
+    f = load_case("case138")
+    t, g = f.torch, f.gpu
+    assert t.cuda_init_error.startswith(
+        "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040)."
+    )
+    assert t.cuda_init_error.endswith("(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)")
+    assert "\n" not in t.cuda_init_error
+    assert t.cuda_available is False  # torch counted 0 devices after the warning
+    assert (t.cuda_build, g.source, g.cuda_driver_version) == ("12.1", "report", "11.4")
+    assert unavailable(g.driver_version) and unavailable(g.count)
+
+
+INIT_BASE = (
+    "PyTorch version: 2.7.0+cu128\nIs debug build: False\nCUDA used to build PyTorch: 12.8\n"
+    "ROCM used to build PyTorch: N/A\n\nOS: Ubuntu 22.04.4 LTS (x86_64)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "warning",
+    [
+        "CUDA initialization: Found no NVIDIA driver on your system. Please check that you have "
+        "an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx "
+        "(Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:109.)",
+        "CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. "
+        "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+        "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error "
+        "804: forward compatibility was attempted on non supported HW",
+    ],
+)
+def test_cuda_initialization_warning_variants(warning):
+    prefix = "/usr/lib/python3/site-packages/torch/cuda/__init__.py:129: UserWarning: "
+    f = parse_collect_env(prefix + warning + "\n  return torch._C._cuda_getDeviceCount() > 0\n" + INIT_BASE)
+    assert f.torch.cuda_init_error == warning
+    assert f.torch.cuda_available is False
+    assert unavailable(f.gpu)  # no GPU line and no driver CUDA version: nothing stated
+
+
+def test_cuda_initialization_warning_does_not_override_stated_availability():
+    text = (
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old "
+        "(found version 12020).\n" + INIT_BASE + "Is CUDA available: True\n"
+    )
+    f = parse_collect_env(text)
+    assert f.torch.cuda_available is True  # the report says so; the warning stays a fact
+    assert f.torch.cuda_init_error.endswith("(found version 12020).")
+    assert f.gpu.cuda_driver_version == "12.2"
+
+
+def test_cuda_initialization_warning_is_bounded_and_absent_stays_unknown():
+    f = parse_collect_env("CUDA initialization: " + "x" * 50_000 + "\n" + INIT_BASE)
+    assert len(f.torch.cuda_init_error) <= 1_000
+    f = parse_collect_env(INIT_BASE + "Is CUDA available: False\n")
+    assert unavailable(f.torch.cuda_init_error)
+    # torch not imported: a warning cannot be about this torch
+    na = "UserWarning: CUDA initialization: Found no NVIDIA driver\nPyTorch version: N/A\n"
+    assert unavailable(parse_collect_env(na + "OS: Ubuntu 22.04 (x86_64)\n").torch.cuda_init_error)
+
+
+def test_rocm_report_names_one_amd_gpu_with_its_gfx_target():
+    # pytorch/pytorch#150016 (case139)
+    f = load_case("case139")
+    t, g = f.torch, f.gpu
+    assert (t.hip_build, t.hip_runtime_version, t.miopen_version, t.cuda_build) == (
+        "6.2.41134",
+        "6.2.41134",
+        "3.2.0",
+        None,
+    )
+    assert g.vendors == ["amd"] and g.name == "AMD Instinct MI300X"
+    assert unavailable(g.count) and "names only the GPU torch uses" in g.count.reason
+    (d,) = g.devices
+    assert (d.index, d.name, d.vendor, d.gfx_target) == (
+        0,
+        "AMD Instinct MI300X",
+        "amd",
+        "gfx942:sramecc+:xnack-",
+    )
+    # NVIDIA-only facts stay unknown, so NVIDIA rules skip instead of misjudging
+    for value in (d.compute_capability, d.architecture, g.min_compute_capability,
+                  g.max_compute_capability, g.architectures):
+        assert unavailable(value) and "NVIDIA (CUDA) notions" in value.reason
+    assert unavailable(g.driver_version) and g.driver_version.reason == COULD_NOT_COLLECT
+
+
+def test_rocm_gpu_without_gfx_suffix_and_gfx1010():
+    # pytorch/pytorch#109709 (case140): no gcnArchName on the line
+    g = load_case("case140").gpu
+    assert g.name == "AMD Instinct MI210" and g.devices[0].vendor == "amd"
+    assert unavailable(g.devices[0].gfx_target)
+    assert load_case("case140").torch.miopen_version == "2.20.0"
+    # pytorch/pytorch#145670 (case141): a terminal merged the first two lines
+    f = load_case("case141")
+    assert f.torch.version == "2.7.0.dev20250123+rocm6.3"
+    assert (f.gpu.name, f.gpu.devices[0].gfx_target) == ("AMD Radeon RX 5700 XT", "gfx1010:xnack-")
+
+
+def test_old_rocm_collect_env_without_gcn_arch_name():
+    report = (
+        "PyTorch version: 1.13.0+rocm5.2\nIs debug build: False\nCUDA used to build PyTorch: N/A\n"
+        "ROCM used to build PyTorch: 5.2.21151-afdc89f8\n\nOS: Ubuntu 20.04.5 LTS (x86_64)\n"
+        "Is CUDA available: True\n"
+        "GPU models and configuration: AMD Radeon RX 6800 XTNoGCNArchNameOnOldPyTorch\n"
+        "Nvidia driver version: Could not collect\nHIP runtime version: 5.2.21151\n"
+        "MIOpen runtime version: 2.17.0\n"
+    )
+    d = parse_collect_env(report).gpu.devices[0]
+    assert (d.name, d.vendor) == ("AMD Radeon RX 6800 XT", "amd") and unavailable(d.gfx_target)
+
+
+def test_intel_xpu_report_on_windows():
+    # intel/torch-xpu-ops#4065 (case142)
+    f = load_case("case142")
+    t, g = f.torch, f.gpu
+    assert (t.version, t.xpu_available, t.xpu_build, t.cuda_build) == (
+        "2.13.0+xpu",
+        True,
+        "20260000",
+        None,
+    )
+    # count is of NVIDIA GPUs (what CUDA rules read); the Intel GPU is in devices and vendors
+    assert (g.vendors, g.count, g.name) == (["intel"], 0, "Intel(R) Arc(TM) B580 Graphics")
+    assert len(g.devices) == 1
+    assert g.devices[0].vendor == "intel" and g.devices[0].gfx_target is None
+    assert g.intel_driver_version == "32.0.101.8826"
+    assert g.driver_version is None  # "No CUDA": no NVIDIA driver
+    assert unavailable(g.min_compute_capability)
+
+
+def test_intel_xpu_report_on_linux_lists_every_gpu_and_driver_package():
+    # intel/torch-xpu-ops#2024 (case143)
+    g = load_case("case143").gpu
+    assert g.count == 0 and len(g.devices) == 8 and g.vendors == ["intel"]
+    assert [d.index for d in g.devices] == list(range(8))
+    assert {d.name for d in g.devices} == {"Intel(R) Data Center GPU Max 1100"}
+    assert g.intel_driver_version == (
+        "libze1 1.21.9.0-1136~22.04; intel-opencl-icd 25.18.33578.15-1146~22.04"
+    )
+    fields = parse_fields((CASES / "case143.txt").read_text(encoding="utf-8"))
+    assert fields["intel_gpu_models_onboard"].count("\n") == 7
+
+
+def test_intel_gpus_from_the_detected_list_and_next_to_nvidia_gpus():
+    base = INIT_BASE + "Is CUDA available: True\n"
+    detected = (
+        "Is XPU available: True\nXPU used to build PyTorch: 20250101\n"
+        "Intel GPU driver version:\n* N/A\nIntel GPU models onboard:\n* N/A\n"
+        "Intel GPU models detected:\n"
+        "* [0] _XpuDeviceProperties(name='Intel(R) Arc(TM) A770 Graphics', platform_name='x')\n"
+    )
+    g = parse_collect_env(base + "GPU models and configuration: No CUDA\n" + detected).gpu
+    assert (g.count, g.name, g.vendors) == (0, "Intel(R) Arc(TM) A770 Graphics", ["intel"])
+    assert unavailable(g.intel_driver_version)
+    mixed = base + "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090\n\n" + detected
+    g = parse_collect_env(mixed).gpu
+    assert (g.count, len(g.devices), g.vendors) == (1, 2, ["nvidia", "intel"])
+    assert g.min_compute_capability == g.max_compute_capability == 8.9  # NVIDIA GPUs only
+    assert g.architectures == ["Ada"]
+    # NVIDIA list not collected: the Intel GPUs are listed, the count is not known
+    g = parse_collect_env(base + "GPU models and configuration: Could not collect\n" + detected).gpu
+    assert [d.name for d in g.devices] == ["Intel(R) Arc(TM) A770 Graphics"]
+    assert unavailable(g.count) and g.count.reason == COULD_NOT_COLLECT
+
+
+def test_nvidia_devices_have_a_vendor_and_no_gfx_target():
+    # NVIDIA/Megatron-LM#2772 (case144)
+    f = load_case("case144")
+    g = f.gpu
+    assert (g.vendors, g.count) == (["nvidia"], 8)
+    assert all(d.vendor == "nvidia" and d.gfx_target is None for d in g.devices)
+    assert f.torch.hip_runtime_version is None and f.torch.miopen_version is None
+    assert unavailable(g.intel_driver_version)
+
+
+def test_offline_cpus_are_not_logical_cores():
+    # case144: CPU(s) 224, On-line CPU(s) list 0-79, Off-line CPU(s) list 80-223
+    assert load_case("case144").cpu.logical_cores == 80
+    lscpu = (
+        "Architecture:        x86_64\nCPU(s):              16\n"
+        "On-line CPU(s) list: 0-3,8-11\nOff-line CPU(s) list: 4-7,12-15\n"
+    )
+    assert parse_collect_env(modern_with_cpu(lscpu)).cpu.logical_cores == 8
+    broken = lscpu.replace("0-3,8-11", "0-3,x")
+    assert parse_collect_env(modern_with_cpu(broken)).cpu.logical_cores == 16
+
+
+def test_macos_nvidia_driver_line_is_the_cuda_kext():
+    # pytorch/pytorch#16999 (case145): "Nvidia driver version: 1.1.0" on macOS 10.13
+    f = load_case("case145")
+    assert f.system.os == "Darwin"
+    d = f.gpu.driver_version
+    assert unavailable(d) and "CUDA kernel extension" in d.reason and "1.1.0" in d.reason
+    assert f.gpu.name == "GeForce GTX 1060 with Max-Q Design"
+
+
+def test_terminal_names_rocm_xpu_builds_and_their_gpus():
+    from torchdoctor.engine import evaluate
+    from torchdoctor.render.terminal import render
+    from torchdoctor.rules import load_rules
+
+    rules = load_rules()
+
+    def shown(case: str) -> str:
+        return render(evaluate(rules, load_case(case)), width=120)
+
+    rocm = shown("case139")
+    assert "2.6.0+rocm6.2.4 · ROCm (HIP 6.2) build" in rocm
+    assert "GPU 0       AMD Instinct MI300X · gfx942:sramecc+:xnack-" in rocm
+    assert "ROCm GPU (HIP)" in rocm and "CUDA" not in rocm.split("torch uses", 1)[1].split("\n")[0]
+    xpu = shown("case142")
+    assert "2.13.0+xpu · XPU build" in xpu and "· CPU build" not in xpu
+    assert "GPU 0       Intel(R) Arc(TM) B580 Graphics" in xpu
+    assert "Intel 32.0.101.8826" in xpu
+    assert "compute capability" not in xpu  # not an unknown: a CUDA notion
+    many = shown("case143")
+    assert "8× Intel(R) Data Center GPU Max 1100" in many
+    old_driver = shown("case138")
+    assert "supports CUDA <= 11.4" in old_driver

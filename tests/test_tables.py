@@ -711,6 +711,24 @@ def test_wheel_for_prefers_the_users_release_then_what_the_driver_runs():
     assert tables.wheel_for(8.6, "560.0", None, "Darwin", "arm64") is None
 
 
+@pytest.mark.parametrize(
+    "torch_version, lib_version, same",
+    [
+        ("1.10.2+cu113", "0.11.3+rocm4.2", False),  # microsoft/WSL#8102
+        ("2.5.1+cu124", "0.20.1+cu121", True),  # one CUDA major
+        ("2.1.0+cu121", "0.16.0+cu118", False),
+        ("2.1.0+cu121", "0.16.0+cpu", False),
+        ("1.13.0+cu117.with.pypi.cudnn", "0.14.0+cu117", True),
+        ("2.5.1+rocm6.2", "0.20.1+rocm6.1", True),
+        ("2.7.1+xpu", "0.22.1+xpu", True),
+        ("2.5.1", "0.20.1+cpu", None),  # PyPI's unlabelled build
+        ("1.3.0a0+de394b6", "0.4.1a0+d94043a", None),  # source builds (corpus case011)
+    ],
+)
+def test_same_build_family(torch_version, lib_version, same):
+    assert tables.same_build_family(torch_version, lib_version) is same
+
+
 def test_integrated_gpu():
     assert [cc for cc in (5.3, 6.2, 7.2, 8.7, 10.1, 11.0) if tables.integrated_gpu(cc)] == [5.3, 6.2, 7.2, 8.7, 10.1, 11.0]
     assert not any(tables.integrated_gpu(cc) for cc in (6.1, 8.6, 9.0, 10.0, 12.0, 12.1, None, "garbage"))

@@ -383,6 +383,8 @@ def evaluate(
             )
     for problem in facts.problems:
         findings.append(Finding(id="probe-problem", severity="warning", category="probe", message=problem))
+    for note in facts.notes:
+        findings.append(Finding(id="reading-note", severity="info", category="probe", message=note))
     target = torch_version or _torch_version(facts)
     settings, dropped = resolve_plan(fired, registry, target)
     return Report(

@@ -107,6 +107,15 @@ class TorchFacts(_Model):
     """CUDA version torch was built with (torch.version.cuda); None for CPU/ROCm builds."""
     hip_build: Maybe[Optional[str]] = _field()
     """HIP (ROCm) version torch was built with (torch.version.hip); None otherwise."""
+    hip_runtime_version: Maybe[Optional[str]] = _field()
+    """HIP runtime version of a ROCm build as torch.__config__.show() states it ("HIP Runtime";
+    collect_env's "HIP runtime version"), e.g. 6.2.41134; None for builds without HIP."""
+    miopen_version: Maybe[Optional[str]] = _field()
+    """MIOpen version of a ROCm build as torch.__config__.show() states it (collect_env's
+    "MIOpen runtime version"), e.g. 3.2.0; None for builds without HIP."""
+    xpu_build: Maybe[Optional[str]] = _field()
+    """SYCL/oneAPI version torch was built with for Intel GPUs (torch.version.xpu, collect_env's
+    "XPU used to build PyTorch"), e.g. 20250201; None for builds without XPU support."""
     cudnn_version: Maybe[Optional[str]] = _field()
     """cuDNN runtime version torch loaded, e.g. 9.10.2; None without cuDNN."""
     cudnn_compiled_version: Maybe[Optional[str]] = _field()
@@ -122,7 +131,9 @@ class TorchFacts(_Model):
     devices: Maybe[list[TorchDevice]] = _field()
     """Per-device properties as torch sees them."""
     cuda_init_error: Maybe[Optional[str]] = _field()
-    """Warning or error text CUDA initialisation produced (driver too old, no kernel image)."""
+    """Warning or error text CUDA initialisation produced (driver too old, no kernel image).
+    From a pasted report: torch's own "CUDA initialization: ..." warning when the text has it
+    (one line, at most 1,000 characters)."""
     mps_built: Maybe[bool] = _field()
     """torch.backends.mps.is_built()."""
     mps_available: Maybe[bool] = _field()
@@ -165,15 +176,28 @@ class TorchFacts(_Model):
 # --------------------------------------------------------------------------------------
 
 
+GpuVendor = Literal["nvidia", "amd", "intel"]
+
+
 class GpuDevice(_Model):
     index: int
-    """NVML device index (PCI order, ignores CUDA_VISIBLE_DEVICES)."""
+    """NVML device index for NVIDIA GPUs (PCI order, ignores CUDA_VISIBLE_DEVICES); for AMD and
+    Intel GPUs read from a report, the device's position in the report's list of that vendor."""
     name: Maybe[str] = _field()
-    """Product name, e.g. NVIDIA H100 80GB HBM3."""
+    """Product name, e.g. NVIDIA H100 80GB HBM3, AMD Instinct MI300X, Intel(R) Arc(TM) B580 Graphics."""
+    vendor: Maybe[GpuVendor] = _field()
+    """nvidia | amd | intel. NVML and nvidia-smi list NVIDIA GPUs only; a report names AMD GPUs
+    on its GPU line (ROCm builds) and Intel GPUs in its "Intel GPU models" section (XPU builds)."""
     compute_capability: Maybe[float] = _field()
-    """Compute capability as major.minor, e.g. 9.0 (from NVML or the GPU-name table)."""
+    """Compute capability as major.minor, e.g. 9.0 (from NVML or the GPU-name table). A CUDA
+    notion: unavailable for AMD and Intel GPUs."""
     architecture: Maybe[str] = _field()
-    """Architecture name: Kepler, Maxwell, Pascal, Volta, Turing, Ampere, Ada, Hopper, Blackwell."""
+    """Architecture name: Kepler, Maxwell, Pascal, Volta, Turing, Ampere, Ada, Hopper, Blackwell
+    (NVIDIA only: unavailable for AMD and Intel GPUs, see gfx_target)."""
+    gfx_target: Maybe[Optional[str]] = _field()
+    """AMD GPU target as ROCm names it (gcnArchName), e.g. gfx942:sramecc+:xnack- or gfx1100;
+    unavailable for an AMD GPU whose target the report does not state; None for NVIDIA and
+    Intel GPUs."""
     uuid: Maybe[Optional[str]] = _field()
     """GPU UUID (redacted in reports)."""
     serial: Maybe[Optional[str]] = _field()
@@ -233,25 +257,38 @@ class GpuFacts(_Model):
     """GPUs and driver as the hardware and driver report them."""
 
     source: Maybe[str] = _field()
-    """Where these facts came from: nvml | nvidia-smi | report."""
+    """Where these facts came from: nvml | nvidia-smi | pci | report."""
     driver_version: Maybe[Optional[str]] = _field()
-    """NVIDIA driver version, e.g. 550.54.15."""
+    """NVIDIA driver version, e.g. 550.54.15 (NVIDIA only: never an AMD or Intel driver; on
+    macOS collect_env's "Nvidia driver version" is the CUDA kernel extension's and is not kept)."""
     cuda_driver_version: Maybe[Optional[str]] = _field()
-    """Highest CUDA version the driver supports, e.g. 12.4."""
+    """Highest CUDA version the driver supports, e.g. 12.4 (from a report: torch's "driver ...
+    too old (found version 11040)" warning, which states it as 11.4)."""
+    intel_driver_version: Maybe[Optional[str]] = _field()
+    """Intel GPU driver as a report's "Intel GPU driver version" section lists it: the Windows
+    display driver version (32.0.101.8826), or the Linux packages with their versions joined by
+    "; " (libze1 1.21.9.0-1136~22.04; intel-opencl-icd 25.18.33578.15-1146~22.04)."""
+    vendors: Maybe[list[GpuVendor]] = _field()
+    """Distinct vendors of the GPUs in devices, in device order ([] without GPUs). The probe
+    reads NVIDIA GPUs only (NVML); rules that judge NVIDIA GPUs should check for "nvidia"."""
     count: Maybe[int] = _field()
-    """Number of NVIDIA GPUs the driver sees (0 when none)."""
+    """Number of NVIDIA GPUs (0 when none), the ones every CUDA rule is about; AMD and Intel
+    GPUs a report lists are in devices and vendors only. A ROCm report names only the GPU torch
+    uses and says nothing of NVIDIA GPUs, so there the count is unavailable."""
     devices: Maybe[list[GpuDevice]] = _field()
-    """Per-GPU facts."""
+    """Per-GPU facts (from a ROCm report: the one GPU it names)."""
     links: Maybe[list[GpuLink]] = _field()
     """P2P / NVLink between GPU pairs."""
     name: Maybe[Optional[str]] = _field()
     """Name of GPU 0 (None without GPUs)."""
     min_compute_capability: Maybe[Optional[float]] = _field()
-    """Lowest compute capability among the GPUs (None without GPUs)."""
+    """Lowest compute capability among the NVIDIA GPUs (None without GPUs; unavailable when
+    the GPUs are AMD or Intel only)."""
     max_compute_capability: Maybe[Optional[float]] = _field()
-    """Highest compute capability among the GPUs (None without GPUs)."""
+    """Highest compute capability among the NVIDIA GPUs (None without GPUs; unavailable when
+    the GPUs are AMD or Intel only)."""
     architectures: Maybe[list[str]] = _field()
-    """Distinct architecture names, in device order."""
+    """Distinct architecture names of the NVIDIA GPUs, in device order."""
 
 
 # --------------------------------------------------------------------------------------
@@ -272,7 +309,9 @@ class CpuFacts(_Model):
     physical_cores: Maybe[Optional[int]] = _field()
     """Physical cores across all sockets."""
     logical_cores: Maybe[Optional[int]] = _field()
-    """Logical CPUs (hardware threads)."""
+    """Logical CPUs (hardware threads) online: /proc/cpuinfo and os.cpu_count() list online
+    CPUs only; from a report, lscpu's "On-line CPU(s) list" where it has one (CPUs in its
+    "Off-line CPU(s) list" are not counted), else its "CPU(s)"."""
     sockets: Maybe[Optional[int]] = _field()
     """CPU sockets."""
     numa_nodes: Maybe[Optional[int]] = _field()
@@ -394,7 +433,7 @@ class Facts(_Model):
     torch: Maybe[TorchFacts] = Field(default_factory=TorchFacts)
     """What torch is and what it can use."""
     gpu: Maybe[GpuFacts] = Field(default_factory=GpuFacts)
-    """NVIDIA GPUs and driver (NVML)."""
+    """GPUs and driver: NVIDIA GPUs from NVML; from a report also AMD and Intel GPUs."""
     cpu: Maybe[CpuFacts] = Field(default_factory=CpuFacts)
     """CPU model, ISA, cores and quota."""
     memory: Maybe[MemoryFacts] = Field(default_factory=MemoryFacts)
@@ -407,6 +446,9 @@ class Facts(_Model):
     """OS, interpreter, container, environment manager."""
     problems: list[str] = Field(default_factory=list)
     """Probe-level problems (a probe crashed or timed out), one line each."""
+    notes: list[str] = Field(default_factory=list)
+    """How the facts were read, where a reader should know it and nothing is wrong with the
+    environment or a probe (e.g. only the first of several pasted reports was read)."""
 
 
 NAMESPACES = ("torch", "gpu", "cpu", "memory", "env", "packages", "system")

@@ -19,7 +19,7 @@ def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
     torch_version = torch_version or tables.latest_release()
     torch = TorchFacts(version=torch_version, import_status="ok") if torch_version else off
     if name.strip().lower() in ("cpu", "none"):
-        gpu = GpuFacts(source="synthetic", count=0, devices=[], links=[], name=None,
+        gpu = GpuFacts(source="synthetic", count=0, devices=[], links=[], name=None, vendors=[],
                        min_compute_capability=None, max_compute_capability=None, architectures=[])
         return Facts(origin="synthetic", torch=torch, gpu=gpu, cpu=off, memory=off, env=off,
                      packages=off, system=off)
@@ -30,8 +30,10 @@ def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
         hint = f"; close matches: {', '.join(close)}" if close else ""
         raise UserError(f"--gpu {name!r}: unknown GPU name{hint}")
     arch = tables.arch_for_cc(cc)
-    device = GpuDevice(index=0, name=name, compute_capability=cc, architecture=arch)
+    device = GpuDevice(index=0, name=name, compute_capability=cc, architecture=arch,
+                       vendor="nvidia", gfx_target=None)
     gpu = GpuFacts(source="synthetic", count=1, devices=[device], links=[], name=name,
+                   vendors=["nvidia"],
                    min_compute_capability=cc, max_compute_capability=cc,
                    architectures=[arch] if arch else [], driver_version=off,
                    cuda_driver_version=off)

@@ -482,16 +482,20 @@ def _variant(torch_version: Any, cuda: Any) -> Optional[str]:
 def same_build_family(torch_version: Any, other_version: Any) -> Optional[bool]:
     """Whether two local version labels name builds for the same accelerator stack: "+cu121" and
     "+cu124" yes (one CUDA major), "+cu113" and "+rocm4.2" or "+cpu" no, "+cu118" and "+cu121"
-    no (torchvision refuses different CUDA majors). None when either has no label."""
+    no (torchvision refuses different CUDA majors). None when either has no label or one that
+    names no published stack (a source build's git hash)."""
     labels = [(_local(v) or "").lower() for v in (torch_version, other_version)]
     if not all(labels):
         return None
     families = []
     for label in labels:
         cuda = re.match(r"cu(\d+)\d(?!\d)", label)
-        rocm = re.match(r"rocm\d", label)
-        families.append(("cuda", cuda.group(1)) if cuda else ("rocm",) if rocm
-                        else (re.sub(r"[\d.]+$", "", label),))
+        if cuda:
+            families.append(("cuda", cuda.group(1)))
+        elif re.match(r"rocm\d", label) or label in ("cpu", "xpu"):
+            families.append((label.rstrip("0123456789.") or label,))
+        else:  # a source build's git hash (+de394b6, +gitd54be1a), a vendor tag: not judged
+            return None
     return families[0] == families[1]
 
 

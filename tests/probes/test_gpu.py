@@ -311,7 +311,9 @@ def test_named_machine_facts_match_the_report(name: str, monkeypatch: pytest.Mon
     assert facts.driver_version == expected["driver_version"]
     assert facts.cuda_driver_version == expected["cuda_driver_version"]
     assert facts.count == 1
-    assert device_dict(facts) == {"index": 0, **expected["device"]}
+    # NVML reads NVIDIA GPUs only: every device says so, with no ROCm gfx target
+    assert device_dict(facts) == {"index": 0, "vendor": "nvidia", "gfx_target": None, **expected["device"]}
+    assert facts.vendors == ["nvidia"]
     assert facts.links == []
     assert facts.name == expected["device"]["name"]
     cc = expected["device"]["compute_capability"]
@@ -557,8 +559,9 @@ def test_a_gpu_that_cannot_be_opened(monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = facts.devices
     assert first.name == "NVIDIA GeForce RTX 2080"
     assert second.index == 1
+    assert (second.vendor, second.gfx_target) == ("nvidia", None)  # NVML lists NVIDIA GPUs only
     for field, value in second.model_dump().items():
-        if field != "index":
+        if field not in ("index", "vendor", "gfx_target"):
             assert value == {"unavailable": "NVML could not read GPU 1: Insufficient Permissions"}
     [link] = facts.links
     assert is_unavailable(link.p2p_read, "GPU 1") and is_unavailable(link.nvlink, "GPU 1")

@@ -513,3 +513,23 @@ def test_loader_messages(message, library, symbol):
     assert fields["import_status"] == "import-error"
     assert fields["missing_library"] == library
     assert fields["missing_symbol"] == symbol
+
+
+def test_rocm_runtime_versions_are_read_like_collect_env():
+    """collect_env takes the last word of the first config line naming "HIP Runtime" / "MIOpen";
+    the lines below are torch.__config__.show() of a ROCm 6.2 build (pytorch/pytorch#150016)."""
+    from torchdoctor.probes import _torch_child as child
+
+    show = (
+        "PyTorch built with:\n"
+        "  - GCC 9.3\n"
+        "  - HIP Runtime 6.2.41134\n"
+        "  - MIOpen 3.2.0\n"
+        "  - Magma 2.7.2\n"
+    )
+    assert child._config_version("HIP Runtime")(show) == "6.2.41134"
+    assert child._config_version("MIOpen")(show) == "3.2.0"
+    assert child._config_version("MIOpen")("PyTorch built with:\n  - GCC 9.3\n") is None
+    # not a ROCm build: None without reading; unknown build: the text is read
+    assert child._from_text(show, "torch.__config__.show()", child._config_version("MIOpen"), False) is None
+    assert child._from_text(show, "torch.__config__.show()", child._config_version("MIOpen"), None) == "3.2.0"

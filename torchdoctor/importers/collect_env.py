@@ -31,6 +31,21 @@ guessed. A few collect_env conventions *are* statements and are read as such:
   says which cuDNN torch itself uses: the conda build string of the running torch
   (``py3.7_cuda10.1.243_cudnn7.6.3_0``) or the pip ``nvidia-cudnn-cu*`` wheel next to a
   pip-installed torch on Linux.
+- torch's own warning ``CUDA initialization: <reason>`` pasted with the report (collect_env's
+  stderr) is ``torch.cuda_init_error``. torch prints it when its device count failed, and then
+  counts 0 devices (c10 ``device_count()``), so ``is_available()`` was False: where the report
+  has no ``Is CUDA available`` line, ``cuda_available`` is False. ``The NVIDIA driver on your
+  system is too old (found version 11040)`` states the driver's CUDA version (11.4,
+  ``gpu.cuda_driver_version``).
+- On a ROCm build (and on macOS) collect_env's GPU line is ``torch.cuda.get_device_name()`` of
+  the current device, plus its gcnArchName in parentheses on ROCm
+  (``AMD Instinct MI300X (gfx942:sramecc+:xnack-)``): one GPU is named and the count is not
+  stated. AMD and Intel GPUs (the ``Intel GPU models onboard`` list of XPU builds) are kept in
+  ``gpu.devices`` with their vendor; compute capability and NVIDIA driver are CUDA notions and
+  stay unavailable for them.
+- On macOS the ``Nvidia driver version`` line is the version of the CUDA kernel extension
+  (``kextstat``: com.nvidia.CUDA), not of the NVIDIA display driver, so it is not a
+  ``gpu.driver_version``.
 - ``Libc version`` comes from ``platform.libc_ver()``, which before Python 3.8 scanned the
   interpreter binary instead of asking the C library (corpus case038 shows glibc-2.3.4 on
   CentOS 7); it is trusted only for Python >= 3.8. The ``-with-glibcX`` of ``Python platform``
@@ -253,10 +268,19 @@ _GPU_LINE = re.compile(r"GPU\s*(\d{1,4})\s*:\s*(.*)")
 _ROW = re.compile(r"\[(pip\d?|conda)\]\s*(.*)", re.I)
 
 
+# Multi-line sections of XPU builds: a label line, then one "* item" line per entry.
+_INTEL_SECTIONS = (
+    "intel_gpu_driver_version",
+    "intel_gpu_models_onboard",
+    "intel_gpu_models_detected",
+)
+
+
 @dataclass
 class _Scan:
     fields: dict[str, str] = field(default_factory=dict)
     gpu_lines: list[str] = field(default_factory=list)
+    intel_lines: dict[str, list[str]] = field(default_factory=dict)
     cudnn_lines: list[str] = field(default_factory=list)
     cpu_lines: list[str] = field(default_factory=list)
     pip_rows: list[tuple[str, str]] = field(default_factory=list)
@@ -303,7 +327,7 @@ def _scan(text: str) -> _Scan:
     repeats) that has at least MIN_REPORT_FIELDS fields, else the longest run."""
     segments = [_Scan()]
     scan = segments[0]
-    state = "top"  # top | gpu | cudnn | cpu | pyver
+    state = "top"  # top | gpu | cudnn | cpu | pyver | one of _INTEL_SECTIONS
 
     def new_segment() -> bool:
         nonlocal scan, state
@@ -319,7 +343,7 @@ def _scan(text: str) -> _Scan:
     stopped = False
     for line in _logical_lines(text):
         if line is None:
-            if state in ("gpu", "cudnn"):
+            if state in ("gpu", "cudnn") or state in _INTEL_SECTIONS:
                 state = "top"
             continue
         stripped = line.strip()
@@ -353,6 +377,10 @@ def _scan(text: str) -> _Scan:
                 state = "cudnn" if _cudnn_value_continues(value) else "top"
             elif key == "cpu_info":
                 state = "cpu"
+            elif key in _INTEL_SECTIONS:
+                state = key
+                if value and _special(value) is None:
+                    scan.intel_lines.setdefault(key, []).append(value)
             elif key == "python_version" and value.count("[") > value.count("]"):
                 # an e-mail reply wrapped the compiler part: "[Clang 15.0.0" + next line
                 # "(clang-1500.1.0.2.5)] (64-bit runtime)" (pytorch#121067)
@@ -378,6 +406,11 @@ def _scan(text: str) -> _Scan:
         elif state == "cpu":
             if len(scan.cpu_lines) < MAX_SECTION_LINES:
                 scan.cpu_lines.append(line)
+            continue
+        elif state in _INTEL_SECTIONS:
+            items = scan.intel_lines.setdefault(state, [])
+            if len(items) < MAX_SECTION_LINES:
+                items.append(stripped)
             continue
         # anything else (issue text around the report, trailing junk) is not ours
 
@@ -409,6 +442,8 @@ def parse_fields(text: str) -> dict[str, str]:
         )
     if scan.cpu_lines:
         out["cpu_info"] = "\n".join(x.strip() for x in scan.cpu_lines)
+    for key, items in scan.intel_lines.items():
+        out[key] = "\n".join(items)
     if scan.pip_rows:
         out["pip_packages"] = "\n".join(f"[{tag}] {rest}" for tag, rest in scan.pip_rows)
     if scan.conda_rows:
@@ -742,6 +777,7 @@ class _Ctx:
     conda_state: str = "absent"
     conda_other_env: bool = False
     import_error: Optional[tuple[str, str]] = None  # (exception type, message) pasted nearby
+    cuda_init_warning: Optional[str] = None  # torch's "CUDA initialization: ..." pasted nearby
 
 
 def parse_collect_env(text: str) -> Facts:
@@ -752,7 +788,7 @@ def parse_collect_env(text: str) -> Facts:
     scan = _scan(text)
     if not scan.fields and not scan.pip_rows and not scan.conda_rows:
         raise NotAReport("no known field found")
-    return _build(scan, _import_error_line(text))
+    return _build(scan, _import_error_line(text), cuda_init_warning(text))
 
 
 # An exception line as Python prints it, e.g. from the traceback users paste above the
@@ -770,17 +806,62 @@ def _import_error_line(text: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def _build(scan: _Scan, import_error: Optional[tuple[str, str]] = None) -> Facts:
+CUDA_INIT_PREFIX = "CUDA initialization:"
+"""How torch starts the warning it prints when CUDA cannot initialise (c10 ``device_count()``:
+``TORCH_WARN("CUDA initialization: ", ...)``), e.g. "CUDA initialization: Found no NVIDIA driver
+on your system", "... The NVIDIA driver on your system is too old (found version 11040)",
+"... CUDA driver initialization failed, you might not have a CUDA gpu"."""
+MAX_INIT_ERROR_CHARS = 1_000
+"""The warning is cut at this length (torch's longest variant is about 450 characters)."""
+
+
+def cuda_init_warning(text: str) -> Optional[str]:
+    """torch's "CUDA initialization: ..." warning in the pasted text (its first occurrence,
+    from the prefix to the end of its line, trimmed and bounded), or None."""
+    at = text.find(CUDA_INIT_PREFIX)
+    if at < 0:
+        return None
+    end = text.find("\n", at, at + MAX_LINE_CHARS)
+    line = text[at : end if end >= 0 else at + MAX_LINE_CHARS]
+    line = _clean_line(line) or ""
+    line = " ".join(line.split())
+    if len(line) <= len(CUDA_INIT_PREFIX):
+        return None
+    if len(line) > MAX_INIT_ERROR_CHARS:
+        line = line[: MAX_INIT_ERROR_CHARS - 3].rstrip() + "..."
+    return line
+
+
+_FOUND_DRIVER = re.compile(r"too old \(found version (\d{4,6})\)")
+
+
+def driver_cuda_version(warning: Optional[str]) -> Optional[str]:
+    """The CUDA version the driver supports as torch's "driver ... too old (found version
+    11040)" states it (cudaDriverGetVersion: 1000 * major + 10 * minor): "11.4"."""
+    if not warning:
+        return None
+    m = _FOUND_DRIVER.search(warning)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return f"{n // 1000}.{n % 1000 // 10}"
+
+
+def _build(
+    scan: _Scan,
+    import_error: Optional[tuple[str, str]] = None,
+    init_warning: Optional[str] = None,
+) -> Facts:
     f = scan.fields
-    ctx = _Ctx(scan=scan, fields=f, import_error=import_error)
+    ctx = _Ctx(scan=scan, fields=f, import_error=import_error, cuda_init_warning=init_warning)
     _read_torch_presence(ctx)
     ctx.python_version = _python_version(f.get("python_version"))
     ctx.os_family = _os_family(f)
     _read_packages(ctx)
 
-    problems = []
+    notes = []
     if scan.several_reports:
-        problems.append("report: several reports were pasted; only the first complete one was read")
+        notes.append("report: several reports were pasted; only the first complete one was read")
     return Facts(
         origin="report",
         torch=_torch_facts(ctx),
@@ -790,7 +871,7 @@ def _build(scan: _Scan, import_error: Optional[tuple[str, str]] = None) -> Facts
         env=_u(NOT_STATED),
         packages=_packages_facts(ctx),
         system=_system_facts(ctx),
-        problems=problems,
+        notes=notes,
     )
 
 
@@ -873,6 +954,10 @@ def _torch_facts(ctx: _Ctx) -> Value:
     if avail is not None:
         b = _bool(avail)
         values["cuda_available"] = b if b is not None else _u(_said(avail))
+    elif ctx.cuda_init_warning is not None and ctx.torch_imported is not False:
+        values["cuda_available"] = False  # torch counted 0 devices after that warning
+    if ctx.cuda_init_warning is not None and ctx.torch_imported is not False:
+        values["cuda_init_error"] = ctx.cuda_init_warning
     xpu = f.get("is_xpu_available")
     if xpu is not None:
         b = _bool(xpu)
@@ -882,8 +967,40 @@ def _torch_facts(ctx: _Ctx) -> Value:
     values["cuda_build"] = _cuda_build(ctx, values["hip_build"])
     if isinstance(values["hip_build"], Unavailable) and isinstance(values["cuda_build"], str):
         values["hip_build"] = None  # a CUDA build is not a ROCm build
+    for key, name in (("hip_runtime_version", "hip_runtime_version"),
+                      ("miopen_runtime_version", "miopen_version")):
+        if key in f:
+            values[name] = _hip_config_version(ctx, f[key], values["hip_build"])
+    if "xpu_compiled_version" in f:
+        values["xpu_build"] = _xpu_build(ctx, f["xpu_compiled_version"])
     values.update(_torch_cudnn(ctx, values["cuda_build"]))
     return _model(TorchFacts, NOT_STATED, **values)
+
+
+def _hip_config_version(ctx: _Ctx, raw: str, hip_build: Value) -> Value:
+    """"HIP runtime version" / "MIOpen runtime version": read from torch.__config__.show() of a
+    ROCm build; collect_env prints N/A for other builds (and where the config names none)."""
+    kind = _special(raw)
+    if kind in ("na", "none"):
+        if hip_build is None and ctx.torch_imported:
+            return None
+        return _u(_said(raw))
+    if kind == "cnc":
+        return _u(COULD_NOT_COLLECT)
+    if kind == "empty":
+        return _u(NOT_STATED)
+    version = _leading_version(raw)
+    return version if version else _u(_said(raw))
+
+
+def _xpu_build(ctx: _Ctx, raw: str) -> Value:
+    kind = _special(raw)
+    if kind in ("na", "none", "cnc"):
+        return None if ctx.torch_imported else _u(_said(raw))
+    if kind == "empty":
+        return _u(NOT_STATED)
+    version = _leading_version(raw)
+    return version if version else _u(_said(raw))
 
 
 def _import_failure_status(ctx: _Ctx) -> Value:
@@ -996,6 +1113,7 @@ def _torch_cudnn(ctx: _Ctx, cuda_build: Value) -> dict[str, Value]:
 # ---------------------------------------------------------------------------- gpu
 
 _GPU_LIST_FIELDS = (
+    "vendors",
     "count",
     "devices",
     "links",
@@ -1004,15 +1122,33 @@ _GPU_LIST_FIELDS = (
     "max_compute_capability",
     "architectures",
 )
-_NON_NVIDIA = re.compile(r"\b(?:amd|radeon|instinct|gfx\d+|apple|intel)\b", re.I)
+_AMD_NAME = re.compile(r"\b(?:amd|radeon|instinct|gfx[0-9a-f]+)\b", re.I)
+_NON_NVIDIA = re.compile(r"\b(?:apple|intel)\b", re.I)  # never on collect_env's GPU line
 _COUNT_PREFIX = re.compile(r"(\d{1,3})\s*[x×]\s+(.+)")
+_NO_GCN_ARCH = "NoGCNArchNameOnOldPyTorch"
+"""What collect_env appends, without a space, where torch has no gcnArchName."""
+ROCM_ONE_GPU = (
+    "a ROCm report names only the GPU torch uses (torch.cuda.get_device_name), "
+    "not how many there are"
+)
 
 
-def _gpu_entries(ctx: _Ctx) -> Optional[list[tuple[int, str, bool]]]:
-    """(index, name, mig) per GPU, or None when the value is not a GPU list."""
+@dataclass
+class _GpuEntry:
+    index: int
+    name: str
+    mig: bool = False
+    vendor: str = "nvidia"
+    gfx_target: Optional[str] = None
+
+
+def _gpu_entries(ctx: _Ctx) -> Optional[tuple[list[_GpuEntry], bool]]:
+    """The GPUs the GPU line names, and whether it states how many there are (a bare name
+    does not: on ROCm and macOS it is torch's current device); None when the value is not a
+    GPU list."""
     head = ctx.fields.get("nvidia_gpu_models", "")
     lines = list(ctx.scan.gpu_lines)
-    entries: list[tuple[int, str, bool]] = []
+    entries: list[_GpuEntry] = []
     for line in lines:
         m = _GPU_LINE.match(line)
         if m:
@@ -1022,19 +1158,69 @@ def _gpu_entries(ctx: _Ctx) -> Optional[list[tuple[int, str, bool]]]:
             cut = name.find("(UUID:")
             if cut >= 0:
                 name = name[:cut]
-            entries.append((int(m.group(1)), name.strip()[:MAX_NAME_CHARS], False))
+            entries.append(_GpuEntry(int(m.group(1)), name.strip()[:MAX_NAME_CHARS]))
         elif line.startswith("MIG ") and entries:
-            idx, name, _ = entries[-1]
-            entries[-1] = (idx, name, True)
+            entries[-1].mig = True
     if entries:
-        return entries
+        return entries, True
     if head and not _GPU_LINE.match(head) and _special(head) is None:
         name = head.split("(UUID:", 1)[0].strip()[:MAX_NAME_CHARS]
         m = _COUNT_PREFIX.fullmatch(name)
         if m:  # hand-edited "2x TITAN RTX"
-            return [(i, m.group(2).strip(), False) for i in range(min(int(m.group(1)), 64))]
-        return [(0, name, False)]
+            count = min(int(m.group(1)), 64)
+            return [_GpuEntry(i, m.group(2).strip()) for i in range(count)], True
+        return [_GpuEntry(0, name)], False
     return None
+
+
+def _split_gfx(name: str) -> tuple[str, Optional[str]]:
+    """"AMD Instinct MI300X (gfx942:sramecc+:xnack-)" -> (name, "gfx942:sramecc+:xnack-")."""
+    if name.endswith(_NO_GCN_ARCH):
+        return name[: -len(_NO_GCN_ARCH)].strip(), None
+    if name.endswith(")"):
+        at = name.rfind("(")
+        inner = name[at + 1 : -1].strip()
+        if at > 0 and inner[:3].lower() == "gfx" and " " not in inner:
+            return name[:at].strip(), inner
+    return name, None
+
+
+def _intel_items(ctx: _Ctx, key: str) -> list[str]:
+    return [x for x in ctx.scan.intel_lines.get(key, []) if x and _special(x) is None]
+
+
+def _intel_entries(ctx: _Ctx) -> Optional[list[_GpuEntry]]:
+    """Intel GPUs of an XPU build's report: the "Intel GPU models onboard" list (xpu-smi on
+    Linux, the display drivers on Windows), else the names torch detected
+    ("[0] _XpuDeviceProperties(name='...', ...)")."""
+    names = _intel_items(ctx, "intel_gpu_models_onboard")
+    if not names:
+        for item in _intel_items(ctx, "intel_gpu_models_detected"):
+            at = item.find("name='")
+            end = item.find("'", at + 6) if at >= 0 else -1
+            if end > at:
+                names.append(item[at + 6 : end])
+    names = [n.strip()[:MAX_NAME_CHARS] for n in names if n.strip()][:MAX_GPUS]
+    if not names:
+        return None
+    return [_GpuEntry(i, name, vendor="intel") for i, name in enumerate(names)]
+
+
+def _intel_driver(ctx: _Ctx) -> Value:
+    """"32.0.101.8826 (date)" (Windows), "libze1:  1.21.9.0-1136~22.04" (Linux packages)."""
+    if "intel_gpu_driver_version" not in ctx.fields:
+        return _u(NOT_STATED)
+    pieces = []
+    for item in _intel_items(ctx, "intel_gpu_driver_version")[:20]:
+        name, sep, rest = item.partition(":")
+        if sep and rest.strip() and not name.strip()[:1].isdigit():
+            pieces.append(f"{name.strip()} {rest.split()[0]}")
+        else:
+            pieces.append(item.split()[0])
+    if pieces:
+        return "; ".join(pieces)
+    raw = ctx.fields["intel_gpu_driver_version"]
+    return _u(_said(raw) if raw else NOT_STATED)
 
 
 def _cc_for(name: str) -> Value:
@@ -1056,85 +1242,148 @@ def _arch_for(cc: Value) -> Value:
     return arch if arch else _u(f"no architecture known for compute capability {cc}")
 
 
+_VENDOR_WORDS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
+
+
+def _not_cuda(vendors: list[str]) -> Unavailable:
+    words = " and ".join(_VENDOR_WORDS[v] for v in vendors)
+    return _u(f"{words} GPU: compute capability and architecture are NVIDIA (CUDA) notions")
+
+
+def _device(entry: _GpuEntry, looked_up: dict[str, Value]) -> GpuDevice:
+    dev: dict[str, Value] = {"index": entry.index, "name": entry.name, "vendor": entry.vendor}
+    if entry.vendor == "nvidia":
+        if entry.name not in looked_up:
+            looked_up[entry.name] = _cc_for(entry.name)
+        cc = looked_up[entry.name]
+        dev.update(compute_capability=cc, architecture=_arch_for(cc), gfx_target=None)
+        if entry.mig:
+            dev["mig_mode"] = True
+    else:
+        no_cc = _not_cuda([entry.vendor])
+        dev.update(compute_capability=no_cc, architecture=no_cc)
+        if entry.vendor == "amd":
+            dev["gfx_target"] = (
+                entry.gfx_target
+                if entry.gfx_target
+                else _u("the report does not state the GPU's gfx target")
+            )
+        else:
+            dev["gfx_target"] = None
+    return _model(GpuDevice, NOT_STATED, **dev)
+
+
+def _nvidia_driver(ctx: _Ctx, driver_raw: Optional[str]) -> Value:
+    if driver_raw is None:
+        return _u(NOT_STATED)
+    kind = _special(driver_raw)
+    if kind == "nocuda":
+        return None
+    if kind == "cnc":
+        return _u(COULD_NOT_COLLECT)
+    token = driver_raw.strip().split()[0] if driver_raw.strip() else ""
+    if not token[:1].isdigit():
+        return _u(_said(driver_raw))
+    if ctx.os_family == "Darwin":
+        return _u(
+            f"on macOS collect_env's 'Nvidia driver version' ({token}) is the CUDA kernel "
+            "extension's version (com.nvidia.CUDA), not the NVIDIA display driver's"
+        )
+    return token
+
+
 def _gpu_facts(ctx: _Ctx) -> Value:
     f = ctx.fields
     models = f.get("nvidia_gpu_models")
     driver_raw = f.get("nvidia_driver_version")
-    if models is None and driver_raw is None and not ctx.scan.gpu_lines:
+    intel = _intel_entries(ctx)
+    found_cuda = driver_cuda_version(ctx.cuda_init_warning)
+    if (
+        models is None
+        and driver_raw is None
+        and not ctx.scan.gpu_lines
+        and intel is None
+        and "intel_gpu_driver_version" not in f
+        and found_cuda is None
+    ):
         return _u(NOT_STATED)
     values: dict[str, Value] = {"source": "report"}
+    values["driver_version"] = _nvidia_driver(ctx, driver_raw)
+    if found_cuda is not None:
+        values["cuda_driver_version"] = found_cuda
+    values["intel_driver_version"] = _intel_driver(ctx)
 
-    if driver_raw is None:
-        values["driver_version"] = _u(NOT_STATED)
-    else:
-        kind = _special(driver_raw)
-        if kind == "nocuda":
-            values["driver_version"] = None
-        elif kind == "cnc":
-            values["driver_version"] = _u(COULD_NOT_COLLECT)
-        else:
-            token = driver_raw.strip().split()[0] if driver_raw.strip() else ""
-            values["driver_version"] = token if token[:1].isdigit() else _u(_said(driver_raw))
-
+    # the GPU line: NVIDIA GPUs (nvidia-smi -L), or torch's current GPU on ROCm and macOS
     kind = _special(models) if models is not None else None
-    entries = _gpu_entries(ctx)
-    if entries is None:
+    found = _gpu_entries(ctx)
+    listed: Union[list[_GpuEntry], Unavailable]
+    count_stated: Union[bool, Unavailable] = True
+    if found is None:
         if kind == "nocuda":
-            values.update(
-                count=0,
-                devices=[],
-                links=[],
-                name=None,
-                min_compute_capability=None,
-                max_compute_capability=None,
-                architectures=[],
-            )
+            listed = []
         else:
-            reason = (
+            listed = _u(
                 COULD_NOT_COLLECT if kind == "cnc" else (_said(models) if models else NOT_STATED)
             )
-            for k in _GPU_LIST_FIELDS:
-                values[k] = _u(reason)
-        return _model(GpuFacts, NOT_STATED, **values)
-
-    if any(_NON_NVIDIA.search(name) for _, name, _ in entries):
-        reason = (
-            "the report's GPU line names a non-NVIDIA GPU as torch sees it; "
-            "NVIDIA GPUs are not listed"
-        )
-        for k in _GPU_LIST_FIELDS:
-            values[k] = _u(reason)
-        return _model(GpuFacts, NOT_STATED, **values)
-
-    devices = []
-    looked_up: dict[str, Value] = {}
-    for index, name, mig in entries:
-        if name not in looked_up:
-            looked_up[name] = _cc_for(name)
-        cc = looked_up[name]
-        dev: dict[str, Value] = {
-            "index": index,
-            "name": name,
-            "compute_capability": cc,
-            "architecture": _arch_for(cc),
-        }
-        if mig:
-            dev["mig_mode"] = True
-        devices.append(_model(GpuDevice, NOT_STATED, **dev))
-    values["devices"] = devices
-    values["count"] = len(devices)
-    values["name"] = devices[0].name
-    ccs = [d.compute_capability for d in devices]
-    unknown = [c for c in ccs if isinstance(c, Unavailable)]
-    if unknown:
-        values["min_compute_capability"] = unknown[0]
-        values["max_compute_capability"] = unknown[0]
     else:
-        values["min_compute_capability"] = min(ccs)
-        values["max_compute_capability"] = max(ccs)
-    archs = [d.architecture for d in devices]
-    bad = [a for a in archs if isinstance(a, Unavailable)]
-    values["architectures"] = bad[0] if bad else list(dict.fromkeys(archs))
+        listed, stated = found
+        if any(_NON_NVIDIA.search(e.name) and not _AMD_NAME.search(e.name) for e in listed):
+            listed = _u(
+                "the report's GPU line names a non-NVIDIA GPU as torch sees it; "
+                "NVIDIA GPUs are not listed"
+            )
+        else:
+            rocm = isinstance(_hip_build(ctx), str)
+            for e in listed:
+                if rocm or _AMD_NAME.search(e.name):
+                    e.vendor = "amd"
+                    e.name, e.gfx_target = _split_gfx(e.name)
+            if not stated:
+                amd = listed[0].vendor == "amd"
+                # a bare NVIDIA name is read as one GPU (hand-edited, or a Mac with one GPU)
+                count_stated = _u(ROCM_ONE_GPU) if amd else True
+
+    if isinstance(listed, Unavailable) and intel is None:
+        for k in _GPU_LIST_FIELDS:
+            values[k] = listed
+        return _model(GpuFacts, NOT_STATED, **values)
+
+    entries = (listed if isinstance(listed, list) else []) + (intel or [])
+    looked_up: dict[str, Value] = {}
+    devices = [_device(e, looked_up) for e in entries]
+    values["devices"] = devices
+    vendors = list(dict.fromkeys(e.vendor for e in entries))
+    if isinstance(listed, Unavailable):
+        # Intel GPUs listed, but whether there are NVIDIA GPUs too is not known
+        for k in ("vendors", "count", "name", "links"):
+            values[k] = listed
+    else:
+        values["vendors"] = vendors
+        # count = NVIDIA GPUs, as every rule reads it; AMD and Intel ones are in devices/vendors
+        nvidia_count = sum(1 for e in entries if e.vendor == "nvidia")
+        values["count"] = nvidia_count if count_stated is True else count_stated
+        values["name"] = devices[0].name if devices else None
+        if not devices:
+            values["links"] = []
+    nvidia = [d for d in devices if d.vendor == "nvidia"]
+    if nvidia:
+        ccs = [d.compute_capability for d in nvidia]
+        unknown = [c for c in ccs if isinstance(c, Unavailable)]
+        if unknown:
+            values["min_compute_capability"] = unknown[0]
+            values["max_compute_capability"] = unknown[0]
+        else:
+            values["min_compute_capability"] = min(ccs)
+            values["max_compute_capability"] = max(ccs)
+        archs = [d.architecture for d in nvidia]
+        bad = [a for a in archs if isinstance(a, Unavailable)]
+        values["architectures"] = bad[0] if bad else list(dict.fromkeys(archs))
+    elif devices:
+        no_cc = _not_cuda(vendors)
+        for k in ("min_compute_capability", "max_compute_capability", "architectures"):
+            values[k] = no_cc if not isinstance(listed, Unavailable) else listed
+    elif not isinstance(listed, Unavailable):
+        values.update(min_compute_capability=None, max_compute_capability=None, architectures=[])
     return _model(GpuFacts, NOT_STATED, **values)
 
 
@@ -1172,6 +1421,21 @@ def _join_flags(first_raw: str, continuation: list[str]) -> str:
         )
         pieces.append(body if mid_word else " " + body)
     return "".join(pieces)
+
+
+def _cpu_list_count(value: Optional[str]) -> Optional[int]:
+    """How many CPUs a Linux CPU list names ("0-79", "0-3,8-11", "0,2,4"); None if it is not
+    one (too long, malformed)."""
+    if not value or len(value) > 2000:
+        return None
+    total = 0
+    for part in value.strip().split(","):
+        lo, dash, hi = part.strip().partition("-")
+        a, b = _int(lo), (_int(hi) if dash else _int(lo))
+        if a is None or b is None or b < a:
+            return None
+        total += b - a + 1
+    return total if 0 < total <= 1_000_000 else None
 
 
 def _cpu_facts(ctx: _Ctx) -> Value:
@@ -1231,7 +1495,10 @@ def _cpu_facts(ctx: _Ctx) -> Value:
     if arch:
         values["architecture"] = _WIN_ARCH.get(arch, arch) if arch.isdigit() else arch
     logical = _int(kv.get("cpu(s)"))
-    if logical is not None:
+    online = _cpu_list_count(kv.get("on-line cpu(s) list"))
+    if online is not None:
+        values["logical_cores"] = online  # lscpu's CPU(s) counts offline CPUs too
+    elif logical is not None:
         values["logical_cores"] = logical
     sockets = _int(kv.get("socket(s)"))
     if sockets is None and devices:

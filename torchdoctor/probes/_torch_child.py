@@ -271,6 +271,17 @@ def _parallel_info(torch):
     return cfg.parallel_info()
 
 
+def _config_version(prefix):
+    """The last word of the first line of torch.__config__.show() naming ``prefix``, the way
+    collect_env reads "HIP Runtime" and "MIOpen" on ROCm builds."""
+    def parse(show):
+        for line in show.splitlines():
+            if prefix in line and line.split():
+                return line.rsplit(None, 1)[-1]
+        return None
+    return parse
+
+
 def _mkl_version(show):
     m = re.search(r"Math Kernel Library Version ([\d.]+\d)", show)
     return m.group(1) if m else None
@@ -470,6 +481,7 @@ def _read_facts(torch, init_cuda, phase):
         "torch.version.cuda", lambda: _opt_str(getattr(version, "cuda", None))
     )
     facts["hip_build"] = _try("torch.version.hip", lambda: _opt_str(getattr(version, "hip", None)))
+    facts["xpu_build"] = _try("torch.version.xpu", lambda: _opt_str(getattr(version, "xpu", None)))
     facts["arch_list"] = _try("reading the compiled GPU architectures", lambda: _arch_list(torch))
 
     phase("cuda")
@@ -504,6 +516,14 @@ def _read_facts(torch, init_cuda, phase):
     info = _try("torch.__config__.parallel_info()", lambda: _parallel_info(torch))
     facts["cpu_capability"] = _try(
         "torch.backends.cpu.get_cpu_capability()", lambda: _cpu_capability(torch, show)
+    )
+    hip = facts["hip_build"]
+    rocm = None if isinstance(hip, dict) else bool(hip)  # None: unknown whether ROCm
+    facts["hip_runtime_version"] = _from_text(
+        show, "torch.__config__.show()", _config_version("HIP Runtime"), rocm
+    )
+    facts["miopen_version"] = _from_text(
+        show, "torch.__config__.show()", _config_version("MIOpen"), rocm
     )
     cpu_mod = getattr(torch, "cpu", None)
     if cpu_mod is not None and hasattr(cpu_mod, "get_capabilities"):

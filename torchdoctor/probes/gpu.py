@@ -124,7 +124,8 @@ def pci_gpus(why_no_nvml: str) -> Optional[GpuFacts]:
     no_driver = unavailable(f"no NVIDIA driver ({why_no_nvml})")
     devices = [
         GpuDevice(index=i, pci_bus_id=bus, name=no_driver, compute_capability=no_driver,
-                  architecture=no_driver, memory_total_mib=no_driver)
+                  architecture=no_driver, memory_total_mib=no_driver, vendor="nvidia",
+                  gfx_target=None)
         for i, bus in enumerate(sorted(found))
     ]
     none_if_empty = None if not devices else no_driver
@@ -132,6 +133,7 @@ def pci_gpus(why_no_nvml: str) -> Optional[GpuFacts]:
         source="pci",
         driver_version=None,  # known absent: there is no driver
         cuda_driver_version=None,
+        vendors=["nvidia"] if devices else [],
         count=len(devices),
         devices=devices,
         links=[],
@@ -197,6 +199,7 @@ def _read_initialised(nvml: Any) -> GpuFacts:
             source="nvml",
             driver_version=driver,
             cuda_driver_version=cuda,
+            vendors=["nvidia"],  # NVML answered: whatever it holds is NVIDIA
             count=count,
             devices=count,
             links=count,
@@ -223,6 +226,7 @@ def _read_initialised(nvml: Any) -> GpuFacts:
         source="nvml",
         driver_version=driver,
         cuda_driver_version=cuda,
+        vendors=["nvidia"] if devices else [],
         count=count,
         devices=devices,
         links=links,
@@ -258,6 +262,8 @@ def _read_device(nvml: Any, index: int, h: Any) -> GpuDevice:
     remapped = q("the row-remapping status", "nvmlDeviceGetRemappedRows", convert=_remap_pending)
     return GpuDevice(
         index=index,
+        vendor="nvidia",
+        gfx_target=None,
         name=name,
         compute_capability=cc,
         architecture=_architecture(cc),
@@ -322,8 +328,9 @@ def _read_device(nvml: Any, index: int, h: Any) -> GpuDevice:
 
 
 def _unopened_device(index: int, reason: Unavailable) -> GpuDevice:
-    fields = {name: reason for name in GpuDevice.model_fields if name != "index"}
-    return GpuDevice(index=index, **fields)
+    known = {"index", "vendor", "gfx_target"}  # an NVML handle: NVIDIA, so no gfx target
+    fields = {name: reason for name in GpuDevice.model_fields if name not in known}
+    return GpuDevice(index=index, vendor="nvidia", gfx_target=None, **fields)
 
 
 def _read_links(nvml: Any, handles: Sequence[Any]) -> list[GpuLink]:

@@ -83,8 +83,12 @@ def _gpu_rows(gpu: Any, u: Unknowns) -> list[tuple[str, str]]:
     """One row per distinct GPU model: identical devices (8x H100) share one row."""
     groups: list[tuple[str, list[int]]] = []
     for d in gpu.devices:
+        vendor = d.vendor if isinstance(d.vendor, str) else "nvidia"
         parts = [u.v(d.name, "GPU name")]
-        if isinstance(d.compute_capability, float):
+        if vendor != "nvidia":  # no compute capability: a CUDA notion
+            if isinstance(d.gfx_target, str):
+                parts.append(d.gfx_target)
+        elif isinstance(d.compute_capability, float):
             arch = f" {d.architecture}" if isinstance(d.architecture, str) else ""
             parts.append(f"sm {show_value(d.compute_capability)}{arch}")
         else:
@@ -106,6 +110,13 @@ def _gpu_rows(gpu: Any, u: Unknowns) -> list[tuple[str, str]]:
             label = f"GPU {idx[0]}-{idx[-1]}" if contiguous else "GPU " + ",".join(map(str, idx))
             rows.append((label, f"{len(idx)}× {text}"))
     return rows
+
+
+def _xpu_build(torch: Any) -> bool:
+    """An Intel XPU build: torch.version.xpu is set, or the version says +xpu."""
+    if isinstance(torch.xpu_build, str):
+        return True
+    return isinstance(torch.version, str) and "+xpu" in torch.version
 
 
 def facts_table(report: Report, explain: bool = False) -> Table:
@@ -178,23 +189,35 @@ def facts_table(report: Report, explain: bool = False) -> Table:
     elif isinstance(gpu.devices, list) and gpu.devices:
         for label, text in _gpu_rows(gpu, u):
             row(label, text)
-        driver = u.v(gpu.driver_version, "driver")
-        if u.known(gpu.cuda_driver_version, "driver's CUDA version"):
-            driver += f" (supports CUDA <= {gpu.cuda_driver_version})"
-        if driver != "?":  # an unknown driver is named in the "?" row
-            row("Driver", driver)
+        vendors = {d.vendor for d in gpu.devices if isinstance(d.vendor, str)} or {"nvidia"}
+        drivers = []
+        if "nvidia" in vendors:
+            driver = u.v(gpu.driver_version, "driver")
+            if u.known(gpu.cuda_driver_version, "driver's CUDA version"):
+                driver += f" (supports CUDA <= {gpu.cuda_driver_version})"
+            if driver != "?":  # an unknown driver is named in the "?" row
+                drivers.append(driver)
+        if "intel" in vendors and isinstance(gpu.intel_driver_version, str):
+            drivers.append(f"Intel {gpu.intel_driver_version}")
+        if drivers:
+            row("Driver", " · ".join(drivers))
     else:
         row("GPU", "none" if gpu.count == 0 else fmt(gpu.devices))  # the row's only value: reason inline
+        if isinstance(gpu.cuda_driver_version, str):  # e.g. torch's "driver too old" warning
+            row("Driver", f"supports CUDA <= {gpu.cuda_driver_version}")
     if isinstance(torch, Unavailable):
         row("torch", fmt(torch))
     elif torch.import_status != "ok" and not isinstance(torch.import_status, Unavailable):
         row("torch", f"{fmt(torch.import_status)}: {fmt(torch.import_error)}")
     else:
         build = "? build"
+        rocm = isinstance(torch.hip_build, str)
         if isinstance(torch.cuda_build, str):
             build = f"CUDA {torch.cuda_build} build"
-        elif isinstance(torch.hip_build, str):
-            build = f"ROCm/HIP {torch.hip_build} build"
+        elif rocm:
+            build = f"ROCm (HIP {'.'.join(torch.hip_build.split('.')[:2])}) build"
+        elif _xpu_build(torch):
+            build = "XPU build"
         elif torch.cuda_build is None:
             build = "CPU build"
         else:
@@ -209,7 +232,8 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         uses = []
         if torch.cuda_available is True:
             n = torch.device_count
-            uses.append(f"CUDA ({n} device{'s' if n != 1 else ''})" if isinstance(n, int) else "CUDA")
+            api = "ROCm GPU (HIP)" if rocm else "CUDA"  # torch.cuda is HIP on a ROCm build
+            uses.append(f"{api} ({n} device{'s' if n != 1 else ''})" if isinstance(n, int) else api)
         elif torch.cuda_available is False and isinstance(torch.cuda_build, str):
             uses.append("no CUDA (torch.cuda.is_available() is False)")
         else:
