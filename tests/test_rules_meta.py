@@ -52,7 +52,8 @@ def test_message_reads_only_facts_when_reads(rule):
     from jinja2 import nodes
 
     ast_ = message_env().parse(rule.message)
-    assigned = {n.name for a in ast_.find_all((nodes.Assign, nodes.For)) for n in a.target.find_all(nodes.Name)}
+    targets = [a.target for a in ast_.find_all((nodes.Assign, nodes.For))]
+    assigned = {n.name for t in targets for n in [t, *t.find_all(nodes.Name)] if isinstance(n, nodes.Name)}
     roots = jinja2.meta.find_undeclared_variables(ast_) - assigned
     # table functions that take unknown facts as "unknown" (wheel_platform, wheel_for: the
     # platform only refines the advice) may be handed facts `when` never read

@@ -232,6 +232,7 @@ TABLE_FUNCTIONS = (
     "torchaudio_for",
     "cuda_for_conda_build",
     "same_build_family",
+    "rocm_gfx_support",
     "wheel_index_url",
     "mps_min_macos",
     "latest_release",

@@ -191,6 +191,18 @@ def _check_wheel_archs(c: _Checker, data: Any) -> None:
             for arch in c.items(entry, "archs"):
                 if not isinstance(arch, str) or not _ARCH_RE.match(arch):
                     c.fail(entry, f"bad arch {arch!r} (expected sm_XY or compute_XY)")
+    platforms = data.get("platforms")
+    c.mapping(platforms, "platforms")
+    for row in c.items(platforms, "map"):
+        c.mapping(row, "a platform row")
+        for key in ("os", "machines"):
+            if not isinstance(row.get(key), list):
+                c.fail(row, f"'{key}' must be a list (null = unknown)")
+        if row.get("block") not in builds:
+            c.fail(row, f"'block' names no block of builds: {row.get('block')!r}")
+    for block in builds.values():
+        if block.get("fallback") is not None and block.get("fallback") not in builds:
+            c.fail(block, f"'fallback' names no block of builds: {block.get('fallback')!r}")
     patterns = data.get("conda_build_patterns")
     c.mapping(patterns, "conda_build_patterns")
     for pattern in c.items(patterns, "patterns"):
@@ -214,12 +226,25 @@ def _check_torch_releases(c: _Checker, data: Any) -> None:
             c.version(rel, "overrides key", key, allow_none=False)
 
 
+def _check_rocm_archs(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for target in c.items(data, "targets"):
+        c.mapping(target, "a target")
+        if not re.fullmatch(r"gfx[0-9a-f]{3,4}", str(target.get("gfx"))):
+            c.fail(target, f"'gfx' is not a gfx target: {target.get('gfx')!r}")
+        c.version(target, "first_torch", target.get("first_torch"))
+        c.version(target, "override", target.get("override"))
+        if not target.get("source"):
+            c.fail(target, "every target names its source")
+
+
 _CHECKS: dict[str, Callable[[_Checker, Any], None]] = {
     "gpu_archs": _check_gpu_archs,
     "gpu_models": _check_gpu_models,
     "driver_min": _check_driver_min,
     "wheel_archs": _check_wheel_archs,
     "torch_releases": _check_torch_releases,
+    "rocm_archs": _check_rocm_archs,
 }
 
 
@@ -497,6 +522,22 @@ def same_build_family(torch_version: Any, other_version: Any) -> Optional[bool]:
         else:  # a source build's git hash (+de394b6, +gitd54be1a), a vendor tag: not judged
             return None
     return families[0] == families[1]
+
+
+def rocm_gfx_support(gfx_target: Any, torch_version: Any = None) -> Optional[dict]:
+    """What rocm_archs.yaml says of an AMD target for a torch release: {"gfx", "family",
+    "in_wheels": bool, "first_torch", "override"}; None for a target the file does not list
+    (not judged). ``gfx_target`` may carry ROCm's feature suffix ("gfx1010:xnack-")."""
+    if not isinstance(gfx_target, str):
+        return None
+    base = gfx_target.strip().lower().split(":", 1)[0]
+    for target in load("rocm_archs")["targets"]:
+        if target["gfx"] == base:
+            first, version = _version(target.get("first_torch")), _version(torch_version)
+            in_wheels = first is not None and version is not None and version >= first
+            return {"gfx": base, "family": target.get("family"), "in_wheels": in_wheels,
+                    "first_torch": target.get("first_torch"), "override": target.get("override")}
+    return None
 
 
 def wheel_archs(
