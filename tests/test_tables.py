@@ -189,6 +189,38 @@ def test_bad_specifier_and_missing_cc_are_reported(tmp_path):
         tables.load("torch_releases", str(tmp_path))
 
 
+def test_rocm_targets_and_wheel_platforms_are_checked_at_load(tmp_path):
+    target = _copy_data(tmp_path, "rocm_archs")
+    target.write_text(target.read_text(encoding="utf-8").replace("- gfx: gfx1031", "- gfx: rx6700", 1),
+                      encoding="utf-8")
+    with pytest.raises(DataFileError, match=r"rocm_archs\.yaml:\d+: 'gfx' is not a gfx target: 'rx6700'"):
+        tables.load("rocm_archs", str(tmp_path))
+    target = _copy_data(tmp_path, "wheel_archs")
+    target.write_text(target.read_text(encoding="utf-8").replace("block: linux_aarch64}", "block: linux_arm}", 1),
+                      encoding="utf-8")
+    with pytest.raises(DataFileError, match=r"wheel_archs\.yaml:\d+: 'block' names no block of builds: 'linux_arm'"):
+        tables.load("wheel_archs", str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "gfx, torch_version, in_wheels, override",
+    [
+        ("gfx1010:xnack-", "2.7.0.dev20250123+rocm6.3", False, None),  # pytorch#145670
+        ("gfx1031", "2.5.1+rocm6.2", False, "10.3.0"),  # pytorch#132570
+        ("gfx1102", "2.5.1+rocm6.2", False, "11.0.0"),
+        ("gfx1102", "2.8.0+rocm6.4", True, "11.0.0"),
+    ],
+)
+def test_rocm_gfx_support(gfx, torch_version, in_wheels, override):
+    info = tables.rocm_gfx_support(gfx, torch_version)
+    assert (info["gfx"], info["in_wheels"], info["override"]) == (gfx.split(":")[0], in_wheels, override)
+
+
+def test_rocm_targets_not_listed_are_not_judged():
+    assert tables.rocm_gfx_support("gfx942:sramecc+:xnack-", "2.6.0") is None
+    assert tables.rocm_gfx_support(None, "2.6.0") is None
+
+
 def test_missing_file_is_a_data_file_error(tmp_path):
     with pytest.raises(DataFileError, match="cannot read"):
         tables.load("driver_min", str(tmp_path))
