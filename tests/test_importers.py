@@ -1265,3 +1265,188 @@ def test_terminal_names_rocm_xpu_builds_and_their_gpus():
     assert "8× Intel(R) Data Center GPU Max 1100" in many
     old_driver = shown("case138")
     assert "supports CUDA <= 11.4" in old_driver
+
+
+# --------------------------------------------------------------------------------------
+# lscpu under a non-English locale; NCCL version line of adapted collect_env scripts
+# (real reports: tests/data/cases/case149-151)
+# --------------------------------------------------------------------------------------
+
+
+def test_lscpu_in_chinese_with_full_width_colons():
+    # vllm-project/vllm#13980 (case149): 架构 / CPU / 在线 CPU 列表 / 厂商 ID with "："
+    cpu = load_case("case149").cpu
+    assert (cpu.architecture, cpu.logical_cores, cpu.vendor) == ("x86_64", 128, "GenuineIntel")
+    # the report is cut before these lines: still unknown, not guessed
+    assert unavailable(cpu.model) and unavailable(cpu.sockets) and unavailable(cpu.flags)
+    # "CPU:  128" inside the section is lscpu's CPU(s), not a second CPU section
+    fields = parse_fields((CASES / "case149.txt").read_text(encoding="utf-8"))
+    rows = [" ".join(line.split()) for line in fields["cpu_info"].splitlines()]
+    assert "CPU: 128" in rows and "厂商 ID: GenuineIntel" in rows
+
+
+def test_lscpu_in_french_with_a_space_before_the_colon():
+    # pytorch/pytorch#109929 (case150): "Architecture :", "Processeur(s) :"
+    f = load_case("case150")
+    assert (f.cpu.architecture, f.cpu.logical_cores) == ("x86_64", 24)
+    assert f.gpu.devices[0].name == "AMD Radeon RX 6800 XT"
+
+
+def test_nccl_version_line_of_an_adapted_collect_env():
+    # vectorch-ai/ScaleLLM#288 (case151): the script prints "NCCL version: 2.20.5"
+    f = load_case("case151")
+    assert f.torch.nccl_version == "2.20.5"
+    assert f.torch.version == "2.4.0+cu124" and f.gpu.driver_version == "550.90.07"
+    # torch's own collect_env has no such line: the fact stays unknown
+    assert load_case("case149").torch.nccl_version == Unavailable(unavailable=NOT_STATED)
+    odd = modern_with_cpu("Architecture: x86_64\n").replace(
+        "Is XNNPACK available", "NCCL version: unknown\nIs XNNPACK available"
+    )
+    assert "NCCL version: unknown" in odd
+    assert parse_collect_env(odd).torch.nccl_version == Unavailable(
+        unavailable="report says: 'unknown'"
+    )
+
+
+# One lscpu summary per locale, its labels copied from util-linux's translations
+# (po/<lang>.po msgstr of sys-utils/lscpu.c, util-linux 2.38.1): the labels lscpu prints when
+# collect_env runs under that locale. Values: 2 sockets x 8 cores x 2 threads, 32 CPUs of
+# which 0-15 online, so logical_cores 16, physical_cores 16.
+_LOCALIZED_LSCPU = {
+    "zh_CN": (
+        "架构：", "CPU：", "在线 CPU 列表：", "离线 CPU 列表：", "厂商 ID：", "型号名称：",
+        "每个核的线程数：", "每个座的核数：", "座：", "NUMA 节点：", "标记：",
+    ),
+    "fr": (
+        "Architecture\u00a0:", "Processeur(s)\u00a0:", "Liste de processeur(s) en ligne\u00a0:",
+        "Liste de processeur(s) hors ligne\u00a0:", "Identifiant constructeur\u00a0:",
+        "Nom de modèle\u00a0:", "Thread(s) par cœur\u00a0:", "Cœur(s) par socket\u00a0:",
+        "Socket(s)\u00a0:", "Nœud(s) NUMA\u00a0:", "Drapeaux\u00a0:",
+    ),
+    "de": (
+        "Architektur:", "CPU(s):", "Liste der Online-CPU(s):", "Liste der Offline-CPU(s):",
+        "Anbieterkennung:", "Modellname:", "Thread(s) pro Kern:", "Kern(e) pro Sockel:",
+        "Sockel:", "NUMA-Knoten:", "Markierungen:",
+    ),
+    "es": (
+        "Arquitectura:", "CPU(s):", "Lista de la(s) CPU(s) en línea:", None,
+        "ID de fabricante:", "Nombre del modelo:", "Hilo(s) de procesamiento por núcleo:",
+        "Núcleo(s) por «socket»:", "«Socket(s)»:", "Modo(s) NUMA:", "Indicadores:",
+    ),
+    "ja": (
+        "アーキテクチャ:", "CPU:", "オンラインになっている CPU のリスト:",
+        "オフラインになっている CPU のリスト:", "ベンダー ID:", "モデル名:",
+        "コアあたりのスレッド数:", "ソケットあたりのコア数:", "ソケット数:", "NUMA ノード数:",
+        "フラグ:",
+    ),
+    # ru.po of 2.38.1 leaves CPU(s), the CPU lists, threads per core and NUMA nodes in English
+    "ru": (
+        "Архитектура:", "CPU(s):", "On-line CPU(s) list:", "Off-line CPU(s) list:",
+        "ID прроизводителя:", "Имя модели:", "Thread(s) per core:", "Ядер на сокет:",
+        "Сокетов:", "NUMA node(s):", "Флаги:",
+    ),
+    "pt_BR": (
+        "Arquitetura:", "CPU(s):", "Lista de CPU(s) on-line:", "Lista de CPU(s) off-line:",
+        "ID de fornecedor:", "Nome do modelo:", "Thread(s) per núcleo:",
+        "Núcleo(s) por soquete:", "Soquete(s):", "Nó(s) de NUMA:", "Opções:",
+    ),
+    "pt": (
+        "Arquitectura:", "CPU(s):", "Lista das CPUs online:", "Lista das CPUs offline:",
+        "ID de fornecedor:", "Nome do modelo:", "Tópicos por núcleo:", "Núcleos por socket:",
+        "Sockets:", "Nós NUMA:", "Bandeiras:",
+    ),
+    "it": (  # it.po of 2.38.1 translates none of these labels
+        "Architecture:", "CPU(s):", "On-line CPU(s) list:", "Off-line CPU(s) list:",
+        "Vendor ID:", "Model name:", "Thread(s) per core:", "Core(s) per socket:",
+        "Socket(s):", "NUMA node(s):", "Flags:",
+    ),
+    "pl": (
+        "Architektura:", "CPU:", "Lista aktywnych CPU:", "Lista nieaktywnych CPU:",
+        "ID producenta:", "Nazwa modelu:", "Wątków na rdzeń:", "Rdzeni na gniazdo:",
+        "Gniazd:", "Węzłów NUMA:", "Flagi:",
+    ),
+    "uk": (
+        "Архітектура:", "Процесори:", "Список робочих ЦП:", "Список вимкнених ЦП:",
+        "Ідентифікатор виробника:", "Назва моделі:", "Потоків на ядро:", "Ядер на сокет:",
+        "Сокети:", "Вузли NUMA:", "Прапорці:",
+    ),
+    "cs": (
+        "Architektura:", "Počet CPU:", "Seznam zapnutých CPU:", "Seznam vypnutých CPU:",
+        "ID výrobce:", "Název modelu:", "Vláken na jádro:", "Jader na patici:", "Patic:",
+        "Uzly NUMA:", "Příznaky:",
+    ),
+    "nl": (
+        "Architectuur:", "CPU's:", "Online CPU's-lijst:", "Offline CPU's-lijst:",
+        "Producent-ID:", "Modelnaam:", "Draden per kern:", "Kernen per voet:", "CPU-voeten:",
+        "NUMA-nodes:", "Vlaggen:",
+    ),
+    "sv": (
+        "Arkitektur:", "CPU(er):", "Lista över aktiva CPU(er):", "Lista över inaktiva CPU(er):",
+        "Tillverkar-ID:", "Modellnamn:", "Tråd(ar) per kärna:", "Kärn(or) per uttag:",
+        "Uttag:", "NUMA nod(er):", "Flaggor:",
+    ),
+    "tr": (
+        "Mimari:", "İşlemciler:", "Çevrimiçi işlemci(ler) listesi:",
+        "Çevrimiçi işlemci listesi:", "Sağlayıcı Kimliği:", "Modem ismi:",
+        "Çekirdek başına iş parçacığı:", "Soket başına çekirdek:", "Soket(ler):",
+        "NUMA düğümü(leri):", "Bayraklar:",
+    ),
+    "vi": (
+        "Kiến trúc:", "CPU:", "Danh sách CPU trực tuyến:", "Danh sách CPU ngoại tuyến:",
+        "ID nhà sản xuất:", "Tên mô hình:", "Số tuyến mỗi lõi:", "Số lõi mỗi đế cắm:",
+        "Số đế cắm:", "Nút NUMA:", "Flags:",
+    ),
+}
+_LSCPU_VALUES = (
+    "x86_64", "32", "0-15", "16-31", "GenuineIntel", "Intel(R) Xeon(R) Gold 6134 CPU @ 3.20GHz",
+    "2", "8", "2", "2", "fpu sse2 avx2 avx512f avx512_vnni",
+)
+
+
+def localized_lscpu(labels) -> str:
+    width = max(len(x) for x in labels if x) + 4
+    return "".join(
+        f"{label.ljust(width)}{value}\n"
+        for label, value in zip(labels, _LSCPU_VALUES)
+        if label is not None
+    )
+
+
+@pytest.mark.parametrize("locale", sorted(_LOCALIZED_LSCPU))
+def test_lscpu_labels_of_each_locale(locale):
+    cpu = parse_collect_env(modern_with_cpu(localized_lscpu(_LOCALIZED_LSCPU[locale]))).cpu
+    assert (cpu.architecture, cpu.vendor, cpu.model) == (
+        "x86_64", "GenuineIntel", "Intel(R) Xeon(R) Gold 6134 CPU @ 3.20GHz"
+    )
+    # es prints its off-line list without a colon: only the on-line list is read either way
+    assert (cpu.logical_cores, cpu.physical_cores, cpu.sockets, cpu.numa_nodes) == (16, 16, 2, 2)
+    assert cpu.flags["avx512f"] and cpu.flags["avx512_vnni"] and not cpu.flags["amx_bf16"]
+
+
+@pytest.mark.parametrize("colon", [":", "：", " :", "\u00a0:", " ：", "\ufe55"])
+def test_lscpu_label_colon_variants(colon):
+    lscpu = (
+        f"架构{colon}   aarch64\nCPU{colon}   4\n在线 CPU 列表{colon}   0-3\n"
+        f"Core(s) per socket{colon} 4\nSocket(s){colon} 1\n"
+    )
+    cpu = parse_collect_env(modern_with_cpu(lscpu)).cpu
+    assert (cpu.architecture, cpu.logical_cores, cpu.physical_cores) == ("aarch64", 4, 4)
+
+
+def test_lscpu_label_table_is_unambiguous():
+    # one label, one meaning: no translation of one field equals a translation of another
+    from torchdoctor.importers.collect_env import _LSCPU_LABELS, _lscpu_norm
+
+    seen: dict[str, str] = {}
+    for labels in _LSCPU_LABELS.values():
+        for label, key in labels.items():
+            norm = _lscpu_norm(label)
+            assert seen.setdefault(norm, key) == key, (label, key, seen[norm])
+            assert ":" not in label and "：" not in label
+    english = {"architecture", "cpu(s)", "on-line cpu(s) list", "off-line cpu(s) list",
+               "vendor id", "model name", "thread(s) per core", "core(s) per socket",
+               "socket(s)", "numa node(s)", "flags"}
+    assert set(seen.values()) <= english
+    # a translated label never shadows a label English lscpu or wmic prints for another field
+    for label in ("model", "cpu family", "name", "manufacturer", "deviceid", "stepping"):
+        assert label not in seen

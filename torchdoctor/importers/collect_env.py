@@ -52,12 +52,18 @@ guessed. A few collect_env conventions *are* statements and are read as such:
   is ``libc_ver(sys.executable)`` on Python 3.8/3.9, again a scan of the binary (a conda
   Python says glibc2.17 on a glibc 2.30 system, cases 115 and 122), so the ``Libc version``
   line wins over it.
+- The ``CPU:`` section is ``lscpu`` run under the user's locale, so its labels may be
+  translated (``架构：``, ``Processeur(s) :``): they are read through util-linux's own
+  translations (``_LSCPU_LABELS``, a table, not patterns).
+- ``NCCL version`` is not printed by torch's collect_env; adapted copies of it that print it
+  (vectorch-ai/ScaleLLM#288) state ``torch.nccl_version``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -139,6 +145,8 @@ _LABELS: dict[str, tuple[str, ...]] = {
     "is_xnnpack_available": ("isxnnpackavailable",),
     "caching_allocator_config": ("cachingallocatorconfig",),
     "cpu_info": ("cpu",),
+    # not in torch's collect_env: printed by adapted copies of it (vectorch-ai/ScaleLLM#288)
+    "nccl_version": ("ncclversion",),
     "libraries": ("versionsofrelevantlibraries", "versionofrelevantlibraries"),
 }
 _LABEL_INDEX = {norm: key for key, norms in _LABELS.items() for norm in norms}
@@ -974,6 +982,10 @@ def _torch_facts(ctx: _Ctx) -> Value:
     if "xpu_compiled_version" in f:
         values["xpu_build"] = _xpu_build(ctx, f["xpu_compiled_version"])
     values.update(_torch_cudnn(ctx, values["cuda_build"]))
+    nccl = f.get("nccl_version")
+    if nccl is not None and _special(nccl) != "empty":
+        version = _leading_version(nccl)
+        values["nccl_version"] = version if version else _u(_said(nccl))
     return _model(TorchFacts, NOT_STATED, **values)
 
 
@@ -1406,6 +1418,276 @@ _FLAG_KEYS = (
 _WIN_ARCH = {"0": "x86", "5": "arm", "6": "ia64", "9": "x86_64", "12": "arm64"}
 
 
+# lscpu prints its summary labels in the user's language (collect_env runs it under the user's
+# locale). Localized label -> the English label in lower case, which is the key _cpu_facts reads.
+# These are the msgstr of util-linux's own translations (sys-utils/lscpu.c, po/<lang>.po of
+# util-linux/util-linux), less the trailing colon: the po files of util-linux 2.38.1 as
+# compiled into Debian 12's util-linux-locales 2.38.1-5+deb12u3, non-fuzzy entries only; zh_CN
+# checked against util-linux/util-linux po/zh_CN.po at 047eb14630a0 (same strings). Typos are
+# util-linux's and kept ("ID прроизводителя", tr "Modem ismi"). Left out: translations that
+# equal the English label (de, es, pt, pt_BR "CPU(s)"), and the two printed without a colon,
+# which this reader does not split (es "Lista de la(s) CPU(s) fuera de línea", hr "CPU(-a)").
+# Locales seen in real reports: zh_CN (vllm-project/vllm#13980, case149) and fr
+# (pytorch/pytorch#109929, case150). A label is looked up after NFC normalization, case folding
+# and collapsing whitespace; full-width colons and no-break spaces were already mapped by
+# _clean_line, and the space French puts before the colon is stripped with the label.
+_LSCPU_LABELS: dict[str, dict[str, str]] = {
+    "cs": {
+        "Architektura": "architecture",
+        "Počet CPU": "cpu(s)",
+        "Seznam zapnutých CPU": "on-line cpu(s) list",
+        "Seznam vypnutých CPU": "off-line cpu(s) list",
+        "ID výrobce": "vendor id",
+        "Název modelu": "model name",
+        "Vláken na jádro": "thread(s) per core",
+        "Jader na patici": "core(s) per socket",
+        "Patic": "socket(s)",
+        "Uzly NUMA": "numa node(s)",
+        "Příznaky": "flags",
+    },
+    "da": {
+        "Arkitektur": "architecture",
+        "CPU'er": "cpu(s)",
+        "Tilkoblet cpu(er) liste": "on-line cpu(s) list",
+        "Frakoblet cpu(er) liste": "off-line cpu(s) list",
+        "Leverandør-id": "vendor id",
+        "Modelnavn": "model name",
+        "Tråde per kerne": "thread(s) per core",
+        "Kerner per sokkel": "core(s) per socket",
+        "Sokler": "socket(s)",
+        "NUMA-knuder": "numa node(s)",
+        "Flag": "flags",
+    },
+    "de": {
+        "Architektur": "architecture",
+        "Liste der Online-CPU(s)": "on-line cpu(s) list",
+        "Liste der Offline-CPU(s)": "off-line cpu(s) list",
+        "Anbieterkennung": "vendor id",
+        "Modellname": "model name",
+        "Thread(s) pro Kern": "thread(s) per core",
+        "Kern(e) pro Sockel": "core(s) per socket",
+        "Sockel": "socket(s)",
+        "NUMA-Knoten": "numa node(s)",
+        "Markierungen": "flags",
+    },
+    "es": {
+        "Arquitectura": "architecture",
+        "Lista de la(s) CPU(s) en línea": "on-line cpu(s) list",
+        "ID de fabricante": "vendor id",
+        "Nombre del modelo": "model name",
+        "Hilo(s) de procesamiento por núcleo": "thread(s) per core",
+        "Núcleo(s) por «socket»": "core(s) per socket",
+        "«Socket(s)»": "socket(s)",
+        "Modo(s) NUMA": "numa node(s)",
+        "Indicadores": "flags",
+    },
+    "eu": {
+        "Fabrikatzailearen IDa": "vendor id",
+        "Core bakoitzeko hari kopurua": "thread(s) per core",
+        "Socket bakoitzeko core kopurua": "core(s) per socket",
+        "NUMA noduak": "numa node(s)",
+    },
+    "fi": {
+        "Mallinimi": "model name",
+        "Liput": "flags",
+    },
+    "fr": {
+        "Architecture": "architecture",
+        "Processeur(s)": "cpu(s)",
+        "Liste de processeur(s) en ligne": "on-line cpu(s) list",
+        "Liste de processeur(s) hors ligne": "off-line cpu(s) list",
+        "Identifiant constructeur": "vendor id",
+        "Nom de modèle": "model name",
+        "Thread(s) par cœur": "thread(s) per core",
+        "Cœur(s) par socket": "core(s) per socket",
+        "Socket(s)": "socket(s)",
+        "Nœud(s) NUMA": "numa node(s)",
+        "Drapeaux": "flags",
+    },
+    "gl": {
+        "Arquitectura": "architecture",
+        "ID do fabricante": "vendor id",
+        "Nodo(s) NUMA": "numa node(s)",
+    },
+    "hr": {
+        "Arhitektura": "architecture",
+        "Popis online CPU-a": "on-line cpu(s) list",
+        "Popis offline CPU-a": "off-line cpu(s) list",
+        "ID proizvođača": "vendor id",
+        "Ime modela": "model name",
+        "Dretva po jezgri": "thread(s) per core",
+        "Jezgra po podnožju": "core(s) per socket",
+        "CPU podnožja": "socket(s)",
+        "NUMA čvor(ovi)": "numa node(s)",
+        "Flagovi": "flags",
+    },
+    "id": {
+        "ID Pembuat": "vendor id",
+        "Thread(s) setiap inti": "thread(s) per core",
+        "Inti setiap soket": "core(s) per socket",
+        "Titik NUMA": "numa node(s)",
+    },
+    "ja": {
+        "アーキテクチャ": "architecture",
+        "CPU": "cpu(s)",
+        "オンラインになっている CPU のリスト": "on-line cpu(s) list",
+        "オフラインになっている CPU のリスト": "off-line cpu(s) list",
+        "ベンダー ID": "vendor id",
+        "モデル名": "model name",
+        "コアあたりのスレッド数": "thread(s) per core",
+        "ソケットあたりのコア数": "core(s) per socket",
+        "ソケット数": "socket(s)",
+        "NUMA ノード数": "numa node(s)",
+        "フラグ": "flags",
+    },
+    "nl": {
+        "Architectuur": "architecture",
+        "CPU's": "cpu(s)",
+        "Online CPU's-lijst": "on-line cpu(s) list",
+        "Offline CPU's-lijst": "off-line cpu(s) list",
+        "Producent-ID": "vendor id",
+        "Modelnaam": "model name",
+        "Draden per kern": "thread(s) per core",
+        "Kernen per voet": "core(s) per socket",
+        "CPU-voeten": "socket(s)",
+        "NUMA-nodes": "numa node(s)",
+        "Vlaggen": "flags",
+    },
+    "pl": {
+        "Architektura": "architecture",
+        "CPU": "cpu(s)",
+        "Lista aktywnych CPU": "on-line cpu(s) list",
+        "Lista nieaktywnych CPU": "off-line cpu(s) list",
+        "ID producenta": "vendor id",
+        "Nazwa modelu": "model name",
+        "Wątków na rdzeń": "thread(s) per core",
+        "Rdzeni na gniazdo": "core(s) per socket",
+        "Gniazd": "socket(s)",
+        "Węzłów NUMA": "numa node(s)",
+        "Flagi": "flags",
+    },
+    "pt": {
+        "Arquitectura": "architecture",
+        "Lista das CPUs online": "on-line cpu(s) list",
+        "Lista das CPUs offline": "off-line cpu(s) list",
+        "ID de fornecedor": "vendor id",
+        "Nome do modelo": "model name",
+        "Tópicos por núcleo": "thread(s) per core",
+        "Núcleos por socket": "core(s) per socket",
+        "Sockets": "socket(s)",
+        "Nós NUMA": "numa node(s)",
+        "Bandeiras": "flags",
+    },
+    "pt_BR": {
+        "Arquitetura": "architecture",
+        "Lista de CPU(s) on-line": "on-line cpu(s) list",
+        "Lista de CPU(s) off-line": "off-line cpu(s) list",
+        "ID de fornecedor": "vendor id",
+        "Nome do modelo": "model name",
+        "Thread(s) per núcleo": "thread(s) per core",
+        "Núcleo(s) por soquete": "core(s) per socket",
+        "Soquete(s)": "socket(s)",
+        "Nó(s) de NUMA": "numa node(s)",
+        "Opções": "flags",
+    },
+    "ru": {
+        "Архитектура": "architecture",
+        "ID прроизводителя": "vendor id",
+        "Имя модели": "model name",
+        "Ядер на сокет": "core(s) per socket",
+        "Сокетов": "socket(s)",
+        "Флаги": "flags",
+    },
+    "sv": {
+        "Arkitektur": "architecture",
+        "CPU(er)": "cpu(s)",
+        "Lista över aktiva CPU(er)": "on-line cpu(s) list",
+        "Lista över inaktiva CPU(er)": "off-line cpu(s) list",
+        "Tillverkar-ID": "vendor id",
+        "Modellnamn": "model name",
+        "Tråd(ar) per kärna": "thread(s) per core",
+        "Kärn(or) per uttag": "core(s) per socket",
+        "Uttag": "socket(s)",
+        "NUMA nod(er)": "numa node(s)",
+        "Flaggor": "flags",
+    },
+    "tr": {
+        "Mimari": "architecture",
+        "İşlemciler": "cpu(s)",
+        "Çevrimiçi işlemci(ler) listesi": "on-line cpu(s) list",
+        "Çevrimiçi işlemci listesi": "off-line cpu(s) list",
+        "Sağlayıcı Kimliği": "vendor id",
+        "Modem ismi": "model name",
+        "Çekirdek başına iş parçacığı": "thread(s) per core",
+        "Soket başına çekirdek": "core(s) per socket",
+        "Soket(ler)": "socket(s)",
+        "NUMA düğümü(leri)": "numa node(s)",
+        "Bayraklar": "flags",
+    },
+    "uk": {
+        "Архітектура": "architecture",
+        "Процесори": "cpu(s)",
+        "Список робочих ЦП": "on-line cpu(s) list",
+        "Список вимкнених ЦП": "off-line cpu(s) list",
+        "Ідентифікатор виробника": "vendor id",
+        "Назва моделі": "model name",
+        "Потоків на ядро": "thread(s) per core",
+        "Ядер на сокет": "core(s) per socket",
+        "Сокети": "socket(s)",
+        "Вузли NUMA": "numa node(s)",
+        "Прапорці": "flags",
+    },
+    "vi": {
+        "Kiến trúc": "architecture",
+        "CPU": "cpu(s)",
+        "Danh sách CPU trực tuyến": "on-line cpu(s) list",
+        "Danh sách CPU ngoại tuyến": "off-line cpu(s) list",
+        "ID nhà sản xuất": "vendor id",
+        "Tên mô hình": "model name",
+        "Số tuyến mỗi lõi": "thread(s) per core",
+        "Số lõi mỗi đế cắm": "core(s) per socket",
+        "Số đế cắm": "socket(s)",
+        "Nút NUMA": "numa node(s)",
+    },
+    "zh_CN": {
+        "架构": "architecture",
+        "CPU": "cpu(s)",
+        "在线 CPU 列表": "on-line cpu(s) list",
+        "离线 CPU 列表": "off-line cpu(s) list",
+        "厂商 ID": "vendor id",
+        "型号名称": "model name",
+        "每个核的线程数": "thread(s) per core",
+        "每个座的核数": "core(s) per socket",
+        "座": "socket(s)",
+        "NUMA 节点": "numa node(s)",
+        "标记": "flags",
+    },
+    "zh_TW": {
+        "架構": "architecture",
+        "供應商識別號": "vendor id",
+        "每核心執行緒數": "thread(s) per core",
+        "每通訊端核心數": "core(s) per socket",
+        "NUMA 節點": "numa node(s)",
+    },
+}
+
+
+def _lscpu_norm(label: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", label).split()).casefold()
+
+
+_LSCPU_INDEX: dict[str, str] = {
+    _lscpu_norm(label): key for labels in _LSCPU_LABELS.values() for label, key in labels.items()
+}
+
+
+def _lscpu_key(label: str) -> str:
+    """The key of one CPU-section label: the English lscpu label in lower case for a known
+    translation, else the label itself in lower case (English lscpu, Windows' wmic names)."""
+    norm = _lscpu_norm(label)
+    return _LSCPU_INDEX.get(norm, norm)
+
+
 def _join_flags(first_raw: str, continuation: list[str]) -> str:
     """Join lscpu's Flags value with its wrapped continuation lines. lscpu on a terminal
     wraps at the column limit, even inside a word (corpus-style "... nx rd" / "tscp lm")."""
@@ -1458,8 +1740,8 @@ def _cpu_facts(ctx: _Ctx) -> Value:
             if brand is None and not kv:
                 brand = s
             continue
-        key, _, value = s.partition(sep)
-        key = key.strip().lower()
+        label, _, value = s.partition(sep)
+        key = _lscpu_key(label)
         value = value.strip()
         if key == "flags":
             cont = []
