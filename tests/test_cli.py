@@ -199,3 +199,119 @@ def test_gpu_plan_defaults_to_the_newest_published_torch(capsys):
 
     code, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "H100", "--format", "json")
     assert json.loads(out)["torch_version"] == tables.latest_release()
+
+
+# ----------------------------------------------------------------------------------------
+# recommend: usage errors, --gpu, --help, width
+# ----------------------------------------------------------------------------------------
+
+
+def one_line_exit_2(code, out, err, *words):
+    assert code == 2 and out == "", (code, out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--task", ""], ["--task is empty"]),
+    (["--task", "  "], ["--task is empty"]),
+    (["--gpu", ""], ["--gpu is empty"]),
+    (["--task", "classification", "--snippet", "--format", "json"], ["--snippet", "--format json"]),
+    (["--task", "classification", "--snippet", "--format", "markdown"], ["--snippet", "--format markdown"]),
+    (["--task", "classification", "--snippet", "--explain"], ["--snippet", "--explain"]),
+    (["--task", "classification", "--torch-version", "0.1"], ["--torch-version 0.1", "0.4 to 2."]),
+    (["--task", "classification", "--torch-version", "99.0"], ["--torch-version 99.0", "0.4 to 2."]),
+])
+def test_recommend_rejects_empty_and_conflicting_options(capsys, facts_file, args, words):
+    one_line_exit_2(*run(capsys, "recommend", *args, "--facts", str(facts_file)), *words)
+
+
+def test_known_torch_versions_are_accepted(capsys, facts_file):
+    for version in ("2.4", "2.13.0", "1.13.1"):
+        code, _, err = run(capsys, "recommend", "--task", "classification", "--torch-version", version,
+                           "--facts", str(facts_file), "--format", "json")
+        assert code in (0, 1), err
+
+
+@pytest.mark.parametrize(("gpu", "words"), [
+    ("V100banana", ["--gpu 'V100banana': unknown GPU name", "close matches: v100"]),
+    ("T4x", ["--gpu 'T4x': unknown GPU name", "t4"]),
+    ("A100;import os", ["--gpu 'A100;import os': unknown GPU name"]),
+    ("0x A100", ["GPU count must be 1 to"]),
+    ("MI300X", ["NVIDIA GPUs and CPU only"]),
+    ("mps", ["NVIDIA GPUs and CPU only"]),
+])
+def test_gpu_must_be_a_whole_known_name(capsys, gpu, words):
+    one_line_exit_2(*run(capsys, "recommend", "--task", "classification", "--gpu", gpu), *words)
+
+
+@pytest.mark.parametrize(("gpu", "cc"), [
+    ("rtx4090", 8.9), ("NVIDIA GeForce RTX 4090", 8.9), ("Tesla T4", 7.5), ("A100-SXM4-80GB", 8.0),
+    ("H100 80GB HBM3", 9.0), ("8x H100", 9.0),
+])
+def test_gpu_names_people_type_are_understood(capsys, gpu, cc):
+    code, out, err = run(capsys, "recommend", "--task", "classification", "--gpu", gpu, "--format", "json")
+    assert code in (0, 1), err
+    assert json.loads(out)["facts"]["gpu"]["max_compute_capability"] == cc
+
+
+def test_gpu_count_makes_multi_gpu_rules_fire(capsys):
+    code, out, err = run(capsys, "recommend", "--task", "llm-training", "--gpu", "4x RTX 4090", "--format", "json")
+    data = json.loads(out)
+    assert data["facts"]["gpu"]["count"] == 4 and len(data["facts"]["gpu"]["devices"]) == 4
+    assert "nccl-p2p-broken-on-geforce-rtx-40" in {f["id"] for f in data["findings"]}
+    assert any(s["key"] == "env.NCCL_P2P_DISABLE" for s in data["settings"])
+
+
+def test_gpu_cpu_records_no_cuda_and_asks_for_the_cpu_facts(capsys):
+    code, out, err = run(capsys, "recommend", "--task", "llm-inference", "--gpu", "cpu", "--format", "json")
+    data = json.loads(out)
+    torch = data["facts"]["torch"]
+    assert torch["cuda_available"] is False and torch["cuda_build"] is None
+    assert "--facts" in data["facts"]["cpu"]["unavailable"]
+    skipped = {s["id"]: s for s in data["skipped"]}
+    # the CPU rules now get past "is there CUDA?" and wait only for the CPU facts
+    assert skipped["bf16-autocast-unused-on-amx-cpu"]["needs"].startswith("cpu.")
+    assert "--facts" in skipped["intra-op-threads-not-sized"]["reason"]
+    _, text, _ = run(capsys, "recommend", "--task", "llm-inference", "--gpu", "cpu")
+    assert "--facts facts.json" in " ".join(text.split())
+
+
+def test_recommend_help_lists_every_preset_and_stays_light():
+    from torchdoctor.workload import load_tasks
+
+    code = (
+        "import sys; from torchdoctor.cli import main\n"
+        "rc = main(['recommend', '--help'])\n"
+        "heavy = [m for m in ('torch', 'rich.console', 'torchdoctor.probes', 'pydantic', 'jinja2', 'yaml')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, rc)"
+    )
+    env = {**__import__("os").environ, "COLUMNS": "300"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env).stdout
+    assert "HEAVY [] 0" in out
+    help_text = " ".join(out.split())
+    for name in load_tasks():
+        assert name in help_text, name
+
+
+def test_columns_is_honoured_when_piped(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "T4",
+                       "--reproducible", "bitwise", "--explain")
+    assert max(len(line) for line in out.splitlines()) == 80
+    monkeypatch.setenv("COLUMNS", "12")  # too narrow to trust: the default
+    _, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "T4")
+    assert max(len(line) for line in out.splitlines()) == 100
+
+
+def test_markdown_explain_adds_overridden_and_skipped(capsys):
+    args = ["recommend", "--task", "classification", "--gpu", "T4", "--reproducible", "bitwise",
+            "--format", "markdown"]
+    _, plain, _ = run(capsys, *args)
+    _, explained, _ = run(capsys, *args, "--explain")
+    assert plain != explained
+    assert "overridden" not in plain and "Skipped rules" not in plain
+    assert "| ↳ overridden | ~~`True`~~ |" in explained and "`cudnn-autotuner-off-for-fixed-shapes`" in explained
+    assert "### Skipped rules (" in explained and "`intra-op-threads-not-sized`" in explained

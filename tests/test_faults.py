@@ -627,6 +627,8 @@ def test_malformed_data_file(capsys, broken_data, change, words):
             ["unknown task 'classification\\nimport os' (did you mean classification?)"]),
         row("workload-not-a-mapping", "- classification\n- detection\n",
             ["expected a mapping of workload fields, got list"]),
+        row("workload-seed-out-of-range", "task: classification\nseed: 4294967296\n",
+            [":2: seed: must be an integer from 0 to 4294967295", "got 4294967296"]),
     ],
 )
 def test_malformed_workload_file(capsys, facts_file, tmp_path, content, words):
@@ -648,6 +650,10 @@ def test_malformed_workload_file(capsys, facts_file, tmp_path, content, words):
             ["--gpu 'Z9000': unknown GPU name"]),
         row("unknown-option-value", ["--task", "classification", "--precision", "fp7", "--facts", "{facts}"],
             ["command line: precision: Input should be", "got 'fp7'"]),
+        row("gpu-name-with-code", ["--task", "classification", "--gpu", "A100;import os"],
+            ["--gpu 'A100;import os': unknown GPU name"]),
+        row("snippet-with-json-format", ["--task", "classification", "--facts", "{facts}", "--snippet", "--format", "json"],
+            ["--snippet prints only the Python snippet"]),
     ],
 )
 def test_unknown_names(capsys, facts_file, args, words):

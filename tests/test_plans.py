@@ -164,6 +164,15 @@ def test_research_repro_bundle_overrides_speed_rules():
     assert s["env.CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     tf32 = rec(report, "torch.set_float32_matmul_precision")
     assert tf32.precedence == "reproducibility"
+    # the preset's precision is fp32: full FP32 is asked twice, by the same value
+    assert tf32.rule == "tf32-with-bitwise-reproducibility" and tf32.also == ["fp32-asked-on-tf32-gpu"]
+    assert tf32.overrides == []
+
+
+def test_bitwise_reproducibility_overrides_tf32_for_speed():
+    report = plan("ampere-a100x4", "classification", reproducibility="bitwise")
+    tf32 = rec(report, "torch.set_float32_matmul_precision")
+    assert (tf32.value, tf32.rule) == ("highest", "tf32-with-bitwise-reproducibility")
     assert [(o.rule, o.value) for o in tf32.overrides] == [("tf32-disabled-on-ampere", "high")]
 
 
@@ -278,8 +287,11 @@ def test_sdpa_info_sets_nothing():
     finding = next(f for f in report.findings if f.id == "sdpa-backend-availability")
     assert "FlashAttention yes" in finding.message
     assert not any(k.startswith("torch.backends.cuda.enable_") for k in settings(report))
+    # the recorded T4 runs torch 2.0.1, whose FlashAttention-1 still took sm75 (2.2's FA2 needs sm80)
     t4 = next(f for f in plan("turing-t4", "llm-inference").findings if f.id == "sdpa-backend-availability")
-    assert "FlashAttention no" in t4.message and "memory-efficient yes" in t4.message
+    assert "torch 2.0.1" in t4.message
+    assert "FlashAttention yes" in t4.message and "memory-efficient yes" in t4.message
+    assert "cuDNN not in this release" in t4.message
 
 
 def test_fp8_pointer_only_on_fp8_hardware():

@@ -223,3 +223,54 @@ def test_json_contract_is_unchanged():
     data = json.loads(render_json(plan))
     assert {"workload", "settings", "findings", "snippet"} <= set(data)
     assert all({"key", "value", "rule", "reason", "overrides"} <= set(s) for s in data["settings"])
+
+
+# ----------------------------------------------------------------------------------------
+# recommend: rule ids whole at any width, Markdown --explain, notes that became settings
+# ----------------------------------------------------------------------------------------
+
+
+def bitwise_plan(task: str = "classification") -> Report:
+    """A plan with an overridden recommendation (autotuner on, lost to bitwise reproducibility)."""
+    from torchdoctor.workload import build_workload as bw
+
+    return plan_report(RULES, facts_for_gpu("T4"), bw(task, overrides={"reproducibility": "bitwise"}),
+                       torch_version="2.13.0")
+
+
+@pytest.mark.parametrize("task", ["classification", "detection"])
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
+def test_plan_never_cuts_a_rule_id(width, task):
+    report = bitwise_plan(task)
+    assert task != "classification" or any(s.overrides for s in report.settings)
+    text = terminal(report, width=width, explain=True)
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= width
+    lines = text.splitlines()
+    for rule in {s.rule for s in report.settings} | {o.rule for s in report.settings for o in s.overrides}:
+        assert any(rule in line for line in lines), f"{rule} is not on one line at width {width}"
+
+
+def test_markdown_explain_lists_overridden_and_skipped():
+    report = bitwise_plan()
+    plain, explained = render_markdown(report), render_markdown(report, explain=True)
+    assert "overridden" not in plain and "Skipped rules" not in plain
+    assert "| ↳ overridden | ~~`True`~~ |" in explained and "(loses to reproducibility)" in explained
+    n = len(report.skipped)
+    assert f"### Skipped rules ({n}): the facts they need are unknown" in explained
+
+
+def test_markdown_notes_that_became_settings_are_not_called_no_findings():
+    report = plan_report(RULES, facts_for_gpu("A100"), build_workload("classification"), torch_version="2.13.0")
+    assert report.findings and not report.displayed_findings()
+    text = render_markdown(report)
+    notes = report.counts()["info"]
+    assert "No findings" not in text
+    assert f"No problems found; {notes} notes are in the recommended settings below" in text
+    assert f"{notes} notes ·" in text
+
+
+def test_synthetic_plan_says_the_cpu_needs_the_machines_facts():
+    report = plan_report(RULES, facts_for_gpu("cpu"), build_workload("llm-inference"), torch_version="2.13.0")
+    assert "--facts facts.json" in flat(terminal(report))
+    assert "**CPU:** unknown (planning from --gpu" in render_markdown(report)

@@ -376,6 +376,63 @@ def test_apply_shipped_rules_reads_back_and_is_idempotent(run, task):
 
 
 # --------------------------------------------------------------------------------------
+# snippets of plans for other torch versions run as pasted under this torch
+# --------------------------------------------------------------------------------------
+
+SNIPPET_READBACK = """
+import torch as _t
+_g = globals()
+_dl = _g.get("DATALOADER_KWARGS", {})
+if "worker_init_fn" in _dl:
+    _dl["worker_init_fn"](0)
+emit(
+    matmul_tf32=_t.backends.cuda.matmul.allow_tf32,
+    cudnn_tf32=_t.backends.cudnn.allow_tf32,
+    precision=_t.get_float32_matmul_precision(),
+    deterministic=_t.are_deterministic_algorithms_enabled(),
+    autocast=str(_g["AUTOCAST_DTYPE"]) if "AUTOCAST_DTYPE" in _g else None,
+    memory_format=str(_g["MEMORY_FORMAT"]) if "MEMORY_FORMAT" in _g else None,
+    scaler=type(_g["SCALER"]).__name__ if "SCALER" in _g else None,
+    dataloader=sorted(_dl),
+)
+"""
+
+# (gpu, --torch-version, task) -> what the snippet must leave behind
+OLD_TORCH_PLANS = {
+    ("A100", "1.10", "research-repro"): dict(matmul_tf32=False, cudnn_tf32=False, precision="highest",
+                                             deterministic=True, autocast=None, memory_format=None,
+                                             dataloader=["generator", "pin_memory", "worker_init_fn"]),
+    # no bf16 autocast before 1.10: precision auto falls back to fp16 (torch.cuda.amp.autocast)
+    ("A100", "1.8", "classification"): dict(matmul_tf32=True, autocast="torch.float16",
+                                            memory_format="torch.channels_last", scaler="GradScaler"),
+    ("V100", "1.8", "classification"): dict(autocast="torch.float16", memory_format="torch.channels_last",
+                                            scaler="GradScaler"),
+    ("V100", "1.5", "classification"): dict(autocast=None, memory_format=None, scaler=None),
+    ("A100", "1.6", "research-repro"): dict(dataloader=["pin_memory", "worker_init_fn"]),
+    ("A100", "2.13", "classification"): dict(precision="high", autocast="torch.bfloat16",
+                                             memory_format="torch.channels_last", scaler=None),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", sorted(OLD_TORCH_PLANS), ids=lambda c: "-".join(c))
+def test_snippets_for_other_torch_versions_run_as_pasted(run, case):
+    from torchdoctor.api import plan_report
+    from torchdoctor.rules import load_rules
+    from torchdoctor.synthetic import facts_for_gpu
+    from torchdoctor.workload import build_workload
+
+    gpu, version, task = case
+    report = plan_report(load_rules(), facts_for_gpu(gpu, version), build_workload(task))
+    assert "if True" not in report.snippet and "if False" not in report.snippet
+    # start from torch 1.7-1.11's default (TF32 matmuls on), which the snippet must undo where asked
+    before = "import torch as _t0\n_t0.backends.cuda.matmul.allow_tf32 = True\n"
+    out = run(before + report.snippet + SNIPPET_READBACK)
+    for name, expected in OLD_TORCH_PLANS[case].items():
+        assert out[name] == expected, (name, report.snippet)
+
+
+# --------------------------------------------------------------------------------------
 # audit
 # --------------------------------------------------------------------------------------
 

@@ -182,21 +182,28 @@ def render_report(report, fmt: str, explain: bool = False) -> str:
     if fmt == "terminal":
         color, width = terminal_style(140)
         return render(report, "terminal", color=color, width=width, explain=explain)
+    if fmt == "markdown":
+        return render(report, fmt, explain=explain)
     return render(report, fmt)
 
 
 def terminal_style(max_width: int) -> tuple[bool, int]:
-    """Colour only on a terminal without NO_COLOR (any non-empty value, no-color.org);
-    the terminal's width, but never one too narrow to render (some CI ptys report 0)."""
+    """Colour only on a terminal without NO_COLOR (any non-empty value, no-color.org).
+    Width: COLUMNS when set (also when piped, as shutil.get_terminal_size reads it), else the
+    terminal's width, else 100; never one too narrow to render (some CI ptys report 0)."""
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     width = 100
-    if sys.stdout.isatty():
+    columns = 0
+    env_columns = os.environ.get("COLUMNS", "").strip()
+    if env_columns.isdigit() and int(env_columns) >= 40:
+        columns = int(env_columns)
+    elif sys.stdout.isatty():
         try:
             columns = os.get_terminal_size(sys.stdout.fileno()).columns
         except OSError:
             columns = 0
-        if columns >= 40:
-            width = min(columns, max_width)
+    if columns >= 40:
+        width = min(columns, max_width)
     return color, width
 
 
@@ -284,17 +291,82 @@ def probe(python, timeout, output, no_redact, debug, schema) -> None:
 
 
 WORKLOAD_FLAGS = {
-    "input_shapes": "input",
-    "precision": "precision",
-    "model_family": "model_family",
-    "distributed": "distributed",
-    "reproducibility": "reproducible",
+    "input_shapes": "--input",
+    "precision": "--precision",
+    "model_family": "--model-family",
+    "distributed": "--distributed",
+    "reproducibility": "--reproducible",
+    "mode": "--inference",
+    "compile": "--compile",
+    "dataloader_workers": "--workers",
+    "local_world_size": "--local-world-size",
 }
+"""Workload field -> the recommend option that sets it."""
 
 
-@cli.command(context_settings=CONTEXT)
-@click.option("--task", help="Task preset (classification, detection, llm-training, ...).")
-@click.option("--workload", "workload_file", type=str, metavar="FILE", help="Workload YAML file.")
+def task_names() -> list[str]:
+    """The presets of rules/tasks.yaml, read as text: `recommend --help` lists them without
+    importing yaml or pydantic (the file keeps one `  name:` line per task under `tasks:`)."""
+    import re
+
+    from torchdoctor.paths import default_rules_dir
+
+    try:
+        text = (default_rules_dir() / "tasks.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    body = re.search(r"^tasks:[ \t]*(?:#.*)?\n((?:(?:[ \t].*|#.*|)\n?)*)", text, re.MULTILINE)
+    return re.findall(r"^  ([A-Za-z0-9][\w.-]*):", body.group(1), re.MULTILINE) if body else []
+
+
+class RecommendCommand(click.Command):
+    """`recommend`, whose help ends with the presets of rules/tasks.yaml (read only when help
+    is shown; wrapped without breaking a name at its hyphen, as click's wrapper would)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        import textwrap
+
+        names = task_names()
+        if names:
+            with formatter.section("Task presets (--task)"):
+                width = max(formatter.width - formatter.current_indent, 20)
+                for line in textwrap.wrap(", ".join(names), width=width, break_on_hyphens=False):
+                    formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+        super().format_epilog(ctx, formatter)
+
+
+def check_recommend_args(task: Optional[str], gpu_name: Optional[str], torch_version: Optional[str],
+                         snippet: bool, fmt: str, explain: bool) -> None:
+    """Usage errors found before anything is probed or loaded: one line, exit 2."""
+    if task is not None and not task.strip():
+        raise Abort("--task is empty; `torchdoctor recommend --help` lists the presets")
+    if gpu_name is not None and not gpu_name.strip():
+        raise Abort('--gpu is empty: give a GPU name ("A100", "4x RTX 4090") or "cpu"')
+    if snippet and fmt != "terminal":
+        raise Abort(f"--snippet prints only the Python snippet; it cannot be --format {fmt} "
+                    "(that report already contains the snippet)")
+    if snippet and explain:
+        raise Abort("--snippet prints only the Python snippet; --explain has nothing to add to it "
+                    "(use --explain without --snippet)")
+    if torch_version is not None:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            wanted = Version(torch_version)
+        except InvalidVersion:
+            raise Abort(f"--torch-version {torch_version!r}: not a version (e.g. 2.13.0)") from None
+        from torchdoctor import tables
+
+        known = sorted({Version(str(r["version"])) for r in tables.load("torch_releases")["releases"]})
+        if known and wanted.release[:2] not in {v.release[:2] for v in known}:
+            raise Abort(f"--torch-version {torch_version}: not a torch release torchdoctor knows "
+                        f"({known[0]} to {known[-1]}, rules/data/torch_releases.yaml)")
+
+
+@cli.command(context_settings=CONTEXT, cls=RecommendCommand)
+@click.option("--task", help="Task preset (listed below; rules/tasks.yaml).")
+@click.option("--workload", "workload_file", type=str, metavar="FILE",
+              help="Workload YAML file (its values override the preset; flags override the file).")
 @click.option("--input", "input_shapes", help="fixed | multiscale | variable-length")
 @click.option("--precision", help="auto | fp32 | tf32 | bf16 | fp16 | fp8")
 @click.option("--model-family", "model_family", help="conv | transformer | mixed")
@@ -304,9 +376,11 @@ WORKLOAD_FLAGS = {
 @click.option("--compile", "compile_", is_flag=True, default=None, help="The model runs under torch.compile.")
 @click.option("--workers", type=click.IntRange(min=0), help="DataLoader workers you intend to use.")
 @click.option("--local-world-size", type=click.IntRange(min=1), help="Processes per node (DDP/FSDP).")
-@click.option("--gpu", "gpu_name", help='Plan for a GPU you are not on: "A100", "RTX 4090", "H100", "cpu".')
+@click.option("--gpu", "gpu_name",
+              help='Plan for a machine you are not on: a GPU name, with a count for several '
+                   '("A100", "RTX 4090", "8x H100"), or "cpu" (no GPU). NVIDIA GPUs and CPU only.')
 @click.option("--torch-version", help="Write settings for this torch version (default: the target's).")
-@click.option("--snippet", is_flag=True, help="Print only the Python setup snippet.")
+@click.option("--snippet", is_flag=True, help="Print only the Python setup snippet (terminal format only).")
 @click.option("--explain", is_flag=True, help="Also show overridden recommendations and skipped rules.")
 @fact_source_options
 @rules_options
@@ -315,7 +389,12 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
               inference, compile_, workers, local_world_size, gpu_name, torch_version, snippet,
               explain, facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
               no_redact, fmt, output, debug) -> None:
-    """Recommend settings for a workload, each with its reason, and a setup snippet."""
+    """Recommend settings for a workload, each with its reason, and a setup snippet.
+
+    Workload values: the --task preset, then a --workload file, then the flags (each overrides
+    the one before; stderr says when a flag replaces a value of the file).
+    """
+    check_recommend_args(task, gpu_name, torch_version, snippet, fmt, explain)
     if not gpu_name:
         prestart(facts_file, from_report, python, timeout)
     from torchdoctor.api import plan_report
@@ -333,17 +412,15 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
         "dataloader_workers": workers,
         "local_world_size": local_world_size,
     }
-    if torch_version is not None:
-        from packaging.version import InvalidVersion, Version
-
-        try:
-            Version(torch_version)
-        except InvalidVersion:
-            raise Abort(f"--torch-version {torch_version!r}: not a version (e.g. 2.13.0)") from None
+    notices: list[str] = []
     if workload_file:
-        workload = load_workload_file(workload_file, task=task, overrides=overrides)
+        workload = load_workload_file(workload_file, task=task, overrides=overrides,
+                                      flag_names=WORKLOAD_FLAGS, notices=notices,
+                                      override_source="command line")
     else:
         workload = build_workload(task=task, overrides=overrides, source="command line")
+    for notice in notices:
+        click.echo(f"torchdoctor: note: {notice}", err=True)
     rules = load_all_rules(rules_dirs)
     if gpu_name:
         from torchdoctor.synthetic import facts_for_gpu

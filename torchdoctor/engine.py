@@ -227,6 +227,8 @@ TABLE_FUNCTIONS = (
     "arch_list_supports",
     "wheels_supporting",
     "wheel_for",
+    "release_variants",
+    "sdpa_backends",
     "python_supported",
     "torchvision_for",
     "torchaudio_for",
@@ -337,6 +339,8 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Out
 def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
     context = views(facts, workload, strict=False)
     context.update(functions())
+    strict = make_evaluator(views(facts, workload, strict=True)).functions
+    context["known"], context["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
     try:
         text = message_env().from_string(rule.message).render(**context)
     except Exception as exc:  # noqa: BLE001 - never lose a finding over its wording
@@ -433,6 +437,18 @@ def resolve_plan(
                     )
                 )
                 continue
+            if not setting.available_in(torch_version, value):
+                note = setting.resolve(torch_version).note
+                dropped.append(
+                    DroppedSetting(
+                        key=key,
+                        value=value,
+                        rule=out.rule.id,
+                        reason=f"{key} = {value!r} does not exist in torch {torch_version}"
+                        + (f": {' '.join(note.split())}" if note else ""),
+                    )
+                )
+                continue
             by_key.setdefault(key, []).append((out, value))
     plan: list[SettingRec] = []
     for key, entries in by_key.items():
@@ -462,8 +478,40 @@ def resolve_plan(
                 overrides=overrides,
             )
         )
+    plan, dropped = _drop_unmet_requirements(plan, dropped, registry)
     plan.sort(key=lambda s: (registry[s.key].kind != "env", registry[s.key].kind == "code", s.key))
     return plan, dropped
+
+
+def _drop_unmet_requirements(
+    plan: list[SettingRec], dropped: list[DroppedSetting], registry: Registry
+) -> tuple[list[SettingRec], list[DroppedSetting]]:
+    """Drop each setting whose registry ``requires`` is unmet: the required setting was asked
+    for but is not in the plan (dropped), or is there with another value. Repeated until
+    nothing changes, so a drop cascades. A required setting that no rule asked for drops nothing."""
+    kept = {rec.key: rec for rec in plan}
+    asked = set(kept) | {d.key for d in dropped}
+    changed = True
+    while changed:
+        changed = False
+        for key, rec in list(kept.items()):
+            for req in registry[key].requires:
+                other = kept.get(req.setting)
+                if req.setting not in asked:
+                    continue
+                if other is not None and (req.values is None or other.value in req.values):
+                    continue
+                wanted = req.setting
+                if req.values:
+                    wanted += " = " + " or ".join(repr(v) for v in req.values)
+                state = "was dropped from" if other is None else f"is {other.value!r} in"
+                reason = f"needs {wanted}, which {state} this plan: {' '.join(req.reason.split())}"
+                dropped += [DroppedSetting(key=key, value=rec.value, rule=rule, reason=reason)
+                            for rule in [rec.rule, *rec.also]]
+                del kept[key]
+                changed = True
+                break
+    return [rec for rec in plan if rec.key in kept], dropped
 
 
 # ----------------------------------------------------------------------------------------

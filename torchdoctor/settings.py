@@ -1,10 +1,11 @@
 """The closed registry of recommendable settings (mechanism; the table is rules/settings.yaml).
 
 Each key knows its kind (env var before import, attribute assignment, call, code-level
-value), its type, the torch versions in which it exists, and the Python statement that sets
-it. ``Setting.render(value, torch_version)`` is the only place a value becomes Python source:
-values are validated against the type first and written with ``repr()``, so user text can
-never reach the snippet unescaped.
+value), its type, the torch versions in which it exists, the Python statement that sets it
+(one for every value, or one per value: ``values``), and the settings it only makes sense
+with (``requires``). ``Setting.render(value, torch_version)`` is the only place a value
+becomes Python source: values are validated against the type first and written with
+``repr()``, so user text can never reach the snippet unescaped.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Literal, Optional, Union
 from torchdoctor import yamlio
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import default_rules_dir
@@ -25,12 +26,45 @@ Kind = Literal["env", "assign", "call", "code"]
 KIND_ORDER = {"env": 0, "call": 1, "assign": 1, "code": 2}
 
 
+def value_key(value: Any) -> str:
+    """How a value is named in a ``values:`` table (YAML true/false -> "true"/"false")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _value_table(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        return {value_key(k): v for k, v in raw.items()}
+    return raw
+
+
 class Variant(BaseModel):
+    """How the setting is written in the torch versions matching ``torch``. A variant that
+    gives ``python`` or ``values`` replaces both writers of the setting: a value it has no
+    writer for does not exist in those versions (``note`` says why, in the plan's drop reason)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
     torch: str
     python: Optional[str] = None
+    values: Optional[dict[str, str]] = None
     since: Optional[str] = None
     until: Optional[str] = None
+    note: Optional[str] = None
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def value_names(cls, raw: Any) -> Any:
+        return _value_table(raw)
+
+
+class Requirement(BaseModel):
+    """Another setting this one only makes sense with (``values``: with one of these values)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    setting: str
+    values: Optional[list[Union[bool, str]]] = None
+    reason: str
 
 
 class Setting(BaseModel):
@@ -39,7 +73,8 @@ class Setting(BaseModel):
     key: str
     kind: Kind
     type: Literal["bool", "int", "float", "str", "enum"]
-    python: str
+    python: Optional[str] = None
+    values: Optional[dict[str, str]] = None
     summary: str
     references: list[str]
     choices: Optional[list[str]] = None
@@ -48,8 +83,15 @@ class Setting(BaseModel):
     until: Optional[str] = None
     guard: Optional[Literal["cuda"]] = None
     variants: list[Variant] = []
+    requires: list[Requirement] = []
+    note: Optional[str] = None
     unverified: Optional[str] = None
     notes: Optional[str] = None
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def value_names(cls, raw: Any) -> Any:
+        return _value_table(raw)
 
     # -- validation of values -----------------------------------------------------------
     def validate_value(self, value: Any) -> Any:
@@ -87,27 +129,43 @@ class Setting(BaseModel):
             return self
         for variant in self.variants:
             if v in SpecifierSet(variant.torch):
-                changes = {k: getattr(variant, k) for k in ("python", "since", "until")}
-                return self.model_copy(update={k: x for k, x in changes.items() if x is not None})
+                changes: dict[str, Any] = {
+                    k: getattr(variant, k) for k in ("since", "until") if getattr(variant, k)
+                }
+                if variant.python is not None or variant.values is not None:
+                    # both writers, as a unit: a value without one does not exist there
+                    changes.update(python=variant.python, values=variant.values)
+                changes["note"] = variant.note
+                return self.model_copy(update=changes)
         return self
 
-    def available_in(self, torch_version: Optional[str]) -> bool:
-        """Whether the setting exists and works in ``torch_version`` (unknown -> True)."""
+    def writer(self, value: Any) -> Optional[str]:
+        """The statement template for ``value`` (this setting already resolved), or None."""
+        if self.values is not None and value_key(value) in self.values:
+            return self.values[value_key(value)]
+        return self.python
+
+    def available_in(self, torch_version: Optional[str], value: Any = ...) -> bool:
+        """Whether the setting exists and works in ``torch_version`` (unknown -> True); with a
+        ``value``, whether that value can be written there."""
         s = self.resolve(torch_version)
         v = _version(torch_version)
-        if v is None:
-            return True
-        if s.since is not None and v < Version(s.since):
-            return False
-        if s.until is not None and v >= Version(s.until):
-            return False
-        return True
+        if v is not None:
+            if s.since is not None and v < Version(s.since):
+                return False
+            if s.until is not None and v >= Version(s.until):
+                return False
+        if value is ...:
+            return s.python is not None or bool(s.values)
+        return s.writer(value) is not None
 
     def render(self, value: Any, torch_version: Optional[str] = None) -> str:
         value = self.validate_value(value)
-        s = self.resolve(torch_version)
+        code = self.resolve(torch_version).writer(value)
+        if code is None:
+            raise ValueError(f"{self.key} = {value!r} cannot be written for torch {torch_version}")
         raw = value if (self.type == "enum" and str(value).isidentifier()) else "INVALID"
-        return s.python.replace("{value}", repr(value)).replace("{raw}", str(raw))
+        return code.replace("{value}", repr(value)).replace("{raw}", str(raw))
 
 
 def _version(text: Optional[str]) -> Optional[Version]:
@@ -149,11 +207,51 @@ def _load_registry(path: str) -> Registry:
             setting = Setting.model_validate({"key": key, **(body or {})})
             for spec in [v.torch for v in setting.variants]:
                 SpecifierSet(spec)
-        except (ValidationError, InvalidSpecifier, TypeError) as exc:
+            _check_writers(setting)
+        except (ValidationError, InvalidSpecifier, TypeError, ValueError) as exc:
             first = str(exc).splitlines()
             raise RuleFileError(f"{path}: setting {key}: {' '.join(first[:3])}") from None
         out[key] = setting
+    _check_requires(path, out)
     return Registry(settings=out)
+
+
+def _check_writers(setting: Setting) -> None:
+    """Every writer table names valid values; the setting has a writer for some value."""
+    if setting.python is None and not setting.values:
+        raise ValueError("needs `python` or `values`")
+    for table in [setting.values] + [v.values for v in setting.variants]:
+        for name in table or {}:
+            sample: Any = name
+            if setting.type == "bool":
+                sample = {"true": True, "false": False}.get(name, name)
+            if setting.type in ("int", "float"):
+                raise ValueError("`values` tables are for bool and enum settings")
+            setting.validate_value(sample)
+
+
+def _check_requires(path: str, settings: dict[str, Setting]) -> None:
+    for key, setting in settings.items():
+        for req in setting.requires:
+            if req.setting not in settings or req.setting == key:
+                raise RuleFileError(
+                    f"{path}: setting {key}: requires unknown setting {req.setting!r}"
+                )
+            for value in req.values or []:
+                try:
+                    settings[req.setting].validate_value(value)
+                except ValueError as exc:
+                    raise RuleFileError(f"{path}: setting {key}: requires {exc}") from None
+    # no cycles: each chain of requirements ends
+    def walk(key: str, seen: tuple[str, ...]) -> None:
+        if key in seen:
+            chain = " -> ".join(seen + (key,))
+            raise RuleFileError(f"{path}: settings require each other: {chain}")
+        for req in settings[key].requires:
+            walk(req.setting, seen + (key,))
+
+    for key in settings:
+        walk(key, ())
 
 
 def kind_order(setting: Union[Setting, str]) -> int:

@@ -238,6 +238,20 @@ def _check_rocm_archs(c: _Checker, data: Any) -> None:
             c.fail(target, "every target names its source")
 
 
+def _check_sdpa_backends(c: _Checker, data: Any) -> None:
+    c.mapping(data, "the file")
+    for entry in c.items(data, "backends"):
+        c.mapping(entry, "a backend entry")
+        if entry.get("backend") not in ("flash", "mem_efficient", "cudnn"):
+            c.fail(entry, f"unknown backend {entry.get('backend')!r}")
+        try:
+            SpecifierSet(str(entry.get("torch")))
+        except InvalidSpecifier:
+            c.fail(entry, f"'torch' is not a version specifier: {entry.get('torch')!r}")
+        for key in ("cc_min", "cc_max"):
+            c.number(entry, key, entry.get(key), allow_none=True)
+
+
 _CHECKS: dict[str, Callable[[_Checker, Any], None]] = {
     "gpu_archs": _check_gpu_archs,
     "gpu_models": _check_gpu_models,
@@ -245,6 +259,7 @@ _CHECKS: dict[str, Callable[[_Checker, Any], None]] = {
     "wheel_archs": _check_wheel_archs,
     "torch_releases": _check_torch_releases,
     "rocm_archs": _check_rocm_archs,
+    "sdpa_backends": _check_sdpa_backends,
 }
 
 
@@ -491,6 +506,40 @@ def _release(torch_version: Any) -> Optional[dict]:
                         merged[field] = {**base, **value} if isinstance(base, dict) else value
             return merged
     return None
+
+
+def sdpa_backends(cc: Any, torch_version: Any) -> Optional[dict]:
+    """What each SDPA CUDA backend does on a GPU with a torch release (sdpa_backends.yaml):
+    {"flash": "yes (fp16/bf16 inputs)" | "no (needs sm80-sm121)" | "not in this release" |
+    "unknown for this release", ...}; None when the CC or the version cannot be read."""
+    device, version = _cc(cc), _version(torch_version)
+    if device is None or version is None:
+        return None
+    out: dict = {}
+    for entry in load("sdpa_backends")["backends"]:
+        name = entry["backend"]
+        if name in out or not SpecifierSet(str(entry["torch"])).contains(version, prereleases=True):
+            continue
+        low, high = _cc(entry.get("cc_min")), _cc(entry.get("cc_max"))
+        if low is None or high is None:
+            out[name] = "not in this release"
+        elif low <= device <= high:
+            extra = entry.get("dtypes") or (f"with {entry['needs']}" if entry.get("needs") else "")
+            out[name] = f"yes ({extra})" if extra else "yes"
+        else:
+            out[name] = f"no (needs sm{low[0]}{low[1]}-sm{high[0]}{high[1]})"
+    for name in ("flash", "mem_efficient", "cudnn"):
+        out.setdefault(name, "unknown for this release")
+    return out
+
+
+def release_variants(torch_version: Any) -> Optional[list]:
+    """The pip variants (cu126, cu128, ...) a torch release was published with, from
+    torch_releases.yaml; None for a release the table does not know (or one only announced)."""
+    release = _release(torch_version)
+    if release is None or release.get("status") == "announced":
+        return None
+    return list(release.get("cuda_variants") or [])
 
 
 def _variant(torch_version: Any, cuda: Any) -> Optional[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import difflib
 import functools
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Callable, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from torchdoctor import yamlio
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from torchdoctor.errors import WorkloadError
 from torchdoctor.paths import default_rules_dir
 
@@ -19,6 +19,10 @@ ModelFamily = Literal["conv", "transformer", "mixed"]
 Mode = Literal["training", "inference"]
 Distributed = Literal["none", "ddp", "fsdp"]
 Reproducibility = Literal["none", "seeded", "bitwise"]
+
+
+SEED_MAX = 2**32 - 1
+"""numpy.random.seed accepts 0 .. 2**32-1; torch.manual_seed wraps or raises beyond it."""
 
 
 class Workload(BaseModel):
@@ -40,17 +44,26 @@ class Workload(BaseModel):
     """none | ddp | fsdp."""
     reproducibility: Reproducibility = "none"
     """none | seeded (same seeds, not bitwise) | bitwise (identical results run to run)."""
-    compile: bool = False
+    compile: StrictBool = False
     """Whether the model is run through torch.compile."""
-    dataloader_workers: Optional[int] = None
+    dataloader_workers: Optional[StrictInt] = Field(None, ge=0)
     """DataLoader worker processes the user wants; None lets torchdoctor recommend."""
-    local_world_size: Optional[int] = None
+    local_world_size: Optional[StrictInt] = Field(None, ge=1)
     """Processes per node for DDP/FSDP; None means one per GPU."""
-    seed: int = 0
-    """Seed used by the reproducibility settings."""
+    seed: StrictInt = Field(0, ge=0, le=SEED_MAX)
+    """Seed used by the reproducibility settings (0 .. 2**32-1: numpy's and torch's range)."""
 
 
 FIELDS = tuple(Workload.model_fields)
+
+EXPECTED = {
+    "seed": f"an integer from 0 to {SEED_MAX} (the seed range of numpy and torch)",
+    "dataloader_workers": "an integer >= 0",
+    "local_world_size": "an integer >= 1",
+    "compile": "true or false",
+}
+"""What a field accepts, in words: pydantic's own messages ("Input should be a valid
+integer") do not say the range, and strict types reject bools and strings."""
 
 
 class Task(BaseModel):
@@ -76,44 +89,113 @@ def load_tasks(path: Optional[str] = None) -> dict[str, Task]:
 
 
 def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
+    return _describe(exc.errors()[0])
+
+
+def _describe(err: dict) -> str:
     loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+    field = str(err["loc"][0]) if err["loc"] else ""
     if err["type"] == "extra_forbidden":
         return f"unknown field '{loc}' (valid: {', '.join(FIELDS)})"
     if err["type"] == "literal_error":
         return f"{loc}: {err['msg']}, got {err['input']!r}"
+    if field in EXPECTED:
+        return f"{loc}: must be {EXPECTED[field]}, got {err['input']!r}"
     return f"{loc}: {err['msg']}"
 
 
 def build_workload(task: Optional[str] = None, overrides: Optional[dict[str, Any]] = None,
-                   base: Optional[dict[str, Any]] = None, source: str = "workload") -> Workload:
-    """Preset (if any) < file values (``base``) < explicit flags (``overrides``)."""
+                   base: Optional[dict[str, Any]] = None, source: str = "workload",
+                   override_source: Optional[str] = None,
+                   flag_names: Optional[dict[str, str]] = None,
+                   where: Optional[Callable[[str], str]] = None,
+                   notices: Optional[list[str]] = None) -> Workload:
+    """Preset (if any) < file values (``base``) < explicit flags (``overrides``).
+
+    An invalid value is reported where it came from: ``override_source`` (e.g. "command
+    line") for an override, ``where(field)`` (a file's ``path:line``) for a file value, else
+    ``source``. A file value that a flag replaces is described in ``notices`` (``flag_names``
+    maps a field to its option, e.g. ``--workers``)."""
     values: dict[str, Any] = {}
     base = dict(base or {})
-    task = task or base.pop("task", None)
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    flag_names = flag_names or {}
+    file_task = base.pop("task", None)
+    if task is not None and file_task is not None and file_task != task and notices is not None:
+        notices.append(f"--task {task} replaces task: {file_task} of {source}")
+    for key, value in overrides.items():
+        if key in base and base[key] != value and notices is not None:
+            flag = flag_names.get(key, key)
+            notices.append(f"{flag} {_show(value)} replaces {key}: {_show(base[key])} of {source}")
+    task = task if task is not None else file_task
     if task is not None:
         tasks = load_tasks()
         if task not in tasks:
-            close = difflib.get_close_matches(task, list(tasks), n=3)
+            close = difflib.get_close_matches(str(task), list(tasks), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise WorkloadError(f"unknown task {task!r}{hint}; valid tasks: {', '.join(sorted(tasks))}")
+            origin = f"{where('task')}: " if where and file_task is not None and task == file_task else ""
+            raise WorkloadError(f"{origin}unknown task {task!r}{hint}; valid tasks: {', '.join(sorted(tasks))}")
         values.update(tasks[task].workload)
         values["task"] = task
-    base.pop("task", None)
     values.update(base)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    values.update(overrides)
     try:
         return Workload.model_validate(values)
     except ValidationError as exc:
-        raise WorkloadError(f"{source}: {_first_error(exc)}") from None
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        if field in overrides and override_source:
+            origin = override_source
+        elif field in base and where is not None:
+            origin = where(field)
+        else:
+            origin = source
+        raise WorkloadError(f"{origin}: {_describe(err)}") from None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def load_workload_file(path: str, task: Optional[str] = None,
-                       overrides: Optional[dict[str, Any]] = None) -> Workload:
+                       overrides: Optional[dict[str, Any]] = None,
+                       flag_names: Optional[dict[str, str]] = None,
+                       notices: Optional[list[str]] = None,
+                       override_source: Optional[str] = None) -> Workload:
     raw = yamlio.read_file(path, WorkloadError)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise WorkloadError(f"{path}: expected a mapping of workload fields, got {type(raw).__name__}")
-    raw = raw.get("workload", raw) if isinstance(raw.get("workload"), dict) else raw
-    return build_workload(task=task, overrides=overrides, base=raw, source=path)
+    nested = isinstance(raw.get("workload"), dict)
+    raw = raw["workload"] if nested else raw
+
+    def where(field: str) -> str:
+        """``path:line`` of a field (the YAML node tree is composed on this error path only)."""
+        return f"{path}:{_line_of(path, ('workload', field) if nested else (field,))}"
+
+    return build_workload(task=task, overrides=overrides, base=raw, source=path,
+                          override_source=override_source, flag_names=flag_names, where=where,
+                          notices=notices)
+
+
+def _line_of(path: str, keys: tuple) -> int:
+    import yaml
+
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yamlio.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return 1
+    line = 1
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for k, v in node.value:
+            if k.value == key:
+                node, line = v, k.start_mark.line + 1
+                break
+        else:
+            break
+    return line

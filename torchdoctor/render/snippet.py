@@ -54,6 +54,7 @@ def render(report: Report, registry: Optional[Registry] = None) -> str:
         workload=described,
         groups=groups,
         code_names=_code_names(groups["code"]),
+        code_help=_code_help(groups["code"]),
     )
 
 
@@ -71,3 +72,34 @@ def safe_version(text: Optional[str]) -> str:
 def _code_names(lines: list[str]) -> dict[str, bool]:
     text = "\n".join(lines)
     return {"DATALOADER_KWARGS": "DATALOADER_KWARGS[" in text}
+
+
+# how the user's own code takes each constant the snippet defines
+_CODE_USES = (
+    ("DATALOADER_KWARGS", "DataLoader(**DATALOADER_KWARGS)"),
+    ("AUTOCAST_DTYPE", "torch.autocast(..., dtype=AUTOCAST_DTYPE)"),
+    ("MEMORY_FORMAT", "model.to(memory_format=MEMORY_FORMAT)"),
+    ("SCALER", "SCALER.scale(loss).backward()"),
+)
+
+
+def _code_help(lines: list[str]) -> list[str]:
+    """The comment above the code values, naming only the constants this snippet defines
+    (wrapped between uses, never inside one)."""
+    import re
+
+    text = "\n".join(lines)
+    uses = [use for name, use in _CODE_USES if re.search(rf"^{name}\b", text, re.MULTILINE)]
+    if "torch.cuda.amp.autocast()" in text:  # torch < 1.10: no torch.autocast(dtype=...)
+        uses = ["torch.cuda.amp.autocast() (float16 only)" if u.startswith("torch.autocast") else u
+                for u in uses]
+    if not uses:
+        return []
+    out, line = [], "# Values for your own code:"
+    for i, use in enumerate(uses):
+        piece = f" {use}" + ("." if i == len(uses) - 1 else ",")
+        if len(line) + len(piece) > 100:
+            out.append(line)
+            line = "#"
+        line += piece
+    return out + [line]

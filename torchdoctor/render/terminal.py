@@ -12,6 +12,7 @@ from typing import Any, Optional
 from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -147,6 +148,8 @@ def facts_table(report: Report, explain: bool = False) -> Table:
             row("System", " · ".join(parts))
     else:
         row("System", fmt(sysf))
+    if isinstance(cpu, Unavailable) and f.origin == "synthetic":  # --gpu: say what a plan lacks
+        row("CPU", fmt(cpu))
     if not isinstance(cpu, Unavailable):
         if isinstance(cpu.flags, Unavailable):
             u.note("CPU ISA", cpu.flags)
@@ -289,13 +292,26 @@ def findings_block(report: Report, explain: bool = False) -> Optional[Table]:
     return t
 
 
-def settings_table(report: Report, explain: bool = False) -> Table:
+def settings_table(report: Report, explain: bool = False, width: int = 96) -> Any:
+    """The plan: one row per setting, its value, why and the deciding rule. A rule id is never
+    cut (people copy it into `rules explain`): the value column folds first; when ``width``
+    still cannot hold a rule id on one line, each setting is a stacked block instead."""
     keys = [s.key for s in report.settings]
     key_width = min(max(len(k) for k in keys), 36) if keys else 20
+    value_width = min(max([len(repr(s.value)) for s in report.settings] + [len("value")]), 24)
+    rules = [s.rule for s in report.settings] + [o.rule for s in report.settings for o in s.overrides]
+    for value_max in dict.fromkeys((value_width, 12)):
+        t = _settings_grid(report, explain, key_width, value_max)
+        if _ids_whole(t, rules, width):
+            return t
+    return _settings_stacked(report, explain, width)
+
+
+def _settings_grid(report: Report, explain: bool, key_width: int, value_max: int) -> Table:
     t = Table(title="Recommended settings", title_justify="left", title_style="bold", expand=True,
               box=box.SIMPLE_HEAD, show_lines=False, pad_edge=False)
     t.add_column("setting", min_width=key_width, overflow="fold", style="bold")
-    t.add_column("value", max_width=24, overflow="fold")
+    t.add_column("value", max_width=value_max, overflow="fold")
     t.add_column("why (rule)", ratio=1)
     for s in report.settings:
         t.add_row(escape(s.key), escape(repr(s.value)),
@@ -305,6 +321,40 @@ def settings_table(report: Report, explain: bool = False) -> Table:
                 t.add_row(Text("  overridden", style="dim"), Text(repr(o.value), style="dim strike"),
                           Text(f"{o.reason} ({o.rule}; loses to {s.precedence})", style="dim"))
     return t
+
+
+def _ids_whole(table: Table, rules: list[str], width: int) -> bool:
+    """Whether every rule id lands on one line when the table is rendered ``width`` wide."""
+    console = Console(file=io.StringIO(), width=width, color_system=None, no_color=True, emoji=False,
+                      highlight=False)
+    console.print(table)
+    lines = console.file.getvalue().splitlines()
+    return all(any(rule in line for line in lines) for rule in set(rules))
+
+
+def _settings_stacked(report: Report, explain: bool, width: int) -> Group:
+    """Narrow terminals: ``key = value``, then why and the rule id on lines of their own
+    (the id unindented and unlabelled when that is what keeps it on one line)."""
+    items: list[Any] = [Text("Recommended settings", style="bold")]
+
+    def indented(text: Text) -> Any:
+        return Padding(text, (0, 0, 0, 2))
+
+    def rule_line(rule: str) -> Any:
+        if len(rule) + len("  rule: ") <= width:
+            return indented(Text(f"rule: {rule}", style="dim"))
+        return Text(rule, style="dim")
+
+    for s in report.settings:
+        items.append(Text.assemble((s.key, "bold"), " = ", repr(s.value)))
+        items.append(indented(Text(s.reason)))
+        items.append(rule_line(s.rule))
+        if explain:
+            for o in s.overrides:
+                items.append(indented(Text.assemble(("overridden: ", "dim"), (repr(o.value), "dim strike"),
+                                                    (f" — {o.reason} (loses to {s.precedence})", "dim"))))
+                items.append(rule_line(o.rule))
+    return Group(*items)
 
 
 def skipped_table(report: Report) -> Optional[Group]:
@@ -361,7 +411,7 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
     if block is not None:
         parts += [block, Text("")]
     if report.settings:
-        parts += [settings_table(report, explain=explain)]
+        parts += [settings_table(report, explain=explain, width=width - 4)]  # inside the panel
         if report.dropped:
             parts.append(Text("Not emitted: " + "; ".join(f"{d.key} ({d.reason})" for d in report.dropped),
                               style="dim"))
