@@ -404,3 +404,18 @@ def test_report_command_bad_input_exit_2(capsys, tmp_path):
     code, out, err = run(capsys, "report", "--from-report", bad)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("torch", "expected"),
+    [
+        ({"version": "2.13.0+xpu", "cuda_build": None, "hip_build": None}, "XPU build"),
+        ({"version": "2.13.0", "cuda_build": None, "hip_build": None, "xpu_build": "20250101"}, "XPU build"),
+        ({"version": "2.13.0+cpu", "cuda_build": None, "hip_build": None}, "CPU-only build"),
+        ({"version": "2.6.0+rocm6.2.4", "cuda_build": None, "hip_build": "6.2.41134"}, "ROCm 6.2.41134"),
+    ],
+)
+def test_summary_names_the_build_kind(torch, expected):
+    from torchdoctor.ticket import build_summary
+
+    assert build_summary(Facts.model_validate({"torch": {"import_status": "ok", **torch}})) == expected

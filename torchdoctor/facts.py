@@ -465,3 +465,11 @@ NAMESPACE_MODELS: dict[str, type[BaseModel]] = {
 
 def is_unavailable(value: Any) -> bool:
     return isinstance(value, Unavailable)
+
+
+def is_xpu_build(torch: Any) -> bool:
+    """An Intel XPU build of torch: torch.version.xpu is set, or the version says +xpu."""
+    if isinstance(getattr(torch, "xpu_build", None), str):
+        return True
+    version = getattr(torch, "version", None)
+    return isinstance(version, str) and "+xpu" in version

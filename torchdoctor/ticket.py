@@ -31,7 +31,7 @@ from typing import Any, Optional
 import jinja2
 from pydantic import BaseModel
 
-from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.facts import NAMESPACES, Facts, Unavailable, is_xpu_build
 from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
 from torchdoctor.render import show_value
 from torchdoctor.report import SEVERITY_RANK, Report
@@ -146,6 +146,8 @@ def build_summary(facts: Facts) -> str:
         return f"CUDA {t.cuda_build}{cudnn}"
     if isinstance(t.hip_build, str):
         return f"ROCm {t.hip_build}"
+    if is_xpu_build(t):
+        return "XPU build"
     if t.cuda_build is None and t.hip_build is None:
         return "CPU-only build"
     return "CUDA unknown"

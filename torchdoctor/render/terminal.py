@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from torchdoctor.facts import Unavailable
+from torchdoctor.facts import Unavailable, is_xpu_build
 from torchdoctor.render import CODE, first_sentence, reflow, show_value
 from torchdoctor.report import Report
 
@@ -111,13 +111,6 @@ def _gpu_rows(gpu: Any, u: Unknowns) -> list[tuple[str, str]]:
             label = f"GPU {idx[0]}-{idx[-1]}" if contiguous else "GPU " + ",".join(map(str, idx))
             rows.append((label, f"{len(idx)}× {text}"))
     return rows
-
-
-def _xpu_build(torch: Any) -> bool:
-    """An Intel XPU build: torch.version.xpu is set, or the version says +xpu."""
-    if isinstance(torch.xpu_build, str):
-        return True
-    return isinstance(torch.version, str) and "+xpu" in torch.version
 
 
 def facts_table(report: Report, explain: bool = False) -> Table:
@@ -219,7 +212,7 @@ def facts_table(report: Report, explain: bool = False) -> Table:
             build = f"CUDA {torch.cuda_build} build"
         elif rocm:
             build = f"ROCm (HIP {'.'.join(torch.hip_build.split('.')[:2])}) build"
-        elif _xpu_build(torch):
+        elif is_xpu_build(torch):
             build = "XPU build"
         elif torch.cuda_build is None:
             build = "CPU build"
