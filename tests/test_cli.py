@@ -315,3 +315,27 @@ def test_markdown_explain_adds_overridden_and_skipped(capsys):
     assert "overridden" not in plain and "Skipped rules" not in plain
     assert "| ↳ overridden | ~~`True`~~ |" in explained and "`cudnn-autotuner-off-for-fixed-shapes`" in explained
     assert "### Skipped rules (" in explained and "`intra-op-threads-not-sized`" in explained
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="POSIX permissions and /bin/true")
+def test_python_option_is_a_path_checked_before_probing(tmp_path, monkeypatch, capsys, facts_file):
+    """--python X: a path like every other path option (a bare name is a file here, not a
+    PATH lookup), which must exist, be executable and answer as Python (else exit 2)."""
+    import os
+
+    from torchdoctor.cli import target_python
+
+    monkeypatch.chdir(tmp_path)
+    os.symlink(sys.executable, tmp_path / "py")
+    assert target_python("py") == str(tmp_path / "py")  # the symlink itself, not resolved
+    (tmp_path / "notes.txt").write_text("not a program")
+    cases = {
+        "notes.txt": "--python notes.txt: not executable",
+        "/bin/true": "--python /bin/true: not a runnable Python interpreter",
+        "missing": "--python missing: no such interpreter",
+    }
+    for python, line in cases.items():
+        assert main(["check", "--python", python]) == 2
+        assert capsys.readouterr().err.strip().endswith(line)
+    assert main(["check", "--python", "py", "--facts", str(facts_file)]) == 2
+    assert "has no effect with --facts" in capsys.readouterr().err

@@ -192,7 +192,7 @@ def test_output_file_and_stdin(capsys, tmp_path, monkeypatch):
     dest = tmp_path / "diff.md"
     code, out, err = run(capsys, "diff", CU116, "-", "--format", "markdown", "-o", dest)
     assert code == 1 and out == ""
-    assert "<stdin>" in dest.read_text()
+    assert "&lt;stdin&gt;" in dest.read_text()  # HTML-escaped in Markdown
     assert err.startswith("torchdoctor diff: ")
 
 
@@ -380,3 +380,21 @@ def test_noise_only_differences_exit_0(capsys, tmp_path):
     res = json.loads(out)
     assert res["relevant"] == [] and len(res["noise"]) + len(res["unknown_noise"]) >= 8
     assert code == 0 and res["exit_code"] == 0
+
+
+def test_markdown_cells_keep_redaction_marks_visible():
+    """'<ip>' or '/srv/<user>/code' in a table cell must not turn into an HTML tag that renders empty."""
+    from torchdoctor.render import md_cell
+
+    assert md_cell("/srv/<user>/code:~/lib") == "/srv/&lt;user&gt;/code:~/lib"
+    assert md_cell("<ip> | x") == "&lt;ip&gt; \\| x"
+
+
+def test_the_active_venv_path_is_noise():
+    from torchdoctor.facts import EnvFacts
+
+    def facts(venv):
+        return Facts(origin="probe", env=EnvFacts(variables={"VIRTUAL_ENV": venv, "OMP_NUM_THREADS": "4"}))
+
+    result = diff_facts(facts("/home/a/venvs/x"), facts("/srv/b/venv"))
+    assert result.relevant == [] and [d.path for d in result.noise] == ['env.variables["VIRTUAL_ENV"]']

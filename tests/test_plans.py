@@ -307,6 +307,7 @@ def test_check_reports_pitfalls_from_the_current_state():
     base["torch"]["settings"]["torch.autograd.set_detect_anomaly"] = True
     base["torch"]["settings"]["torch.backends.fp32_precision"] = "tf32"
     base["env"]["variables"] = {"CUDA_LAUNCH_BLOCKING": "1", "OMP_NUM_THREADS": "64"}
+    base["torch"]["num_threads"] = 64  # what torch's pool reads decides (2.13 caps it to the CPUs)
     report = plan_report(RULES, Facts.model_validate(base), None)
     ids = finding_ids(report)
     assert {"anomaly-detection-enabled", "tf32-mixed-legacy-and-new-api", "cuda-launch-blocking-enabled",

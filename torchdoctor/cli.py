@@ -96,6 +96,9 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
     if facts_file and from_report:
         raise Abort("use either --facts or --from-report, not both")
     source = facts_file or from_report
+    if source and python:
+        raise Abort(f"--python reads a live environment; it has no effect with "
+                    f"{'--facts' if facts_file else '--from-report'}")
     if source:
         from torchdoctor.importers import ReportError, load_report
 
@@ -109,9 +112,7 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
         return facts
     from torchdoctor.probes import ProbeContext, collect
 
-    if python and not os.path.exists(python):
-        raise Abort(f"--python {python}: no such interpreter")
-    ctx = ProbeContext(python=python or sys.executable, timeout=timeout, debug=debug)
+    ctx = ProbeContext(python=target_python(python) or sys.executable, timeout=timeout, debug=debug)
     facts: Facts = collect(ctx)
     return facts
 
@@ -119,11 +120,41 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
 def prestart(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
              timeout: float) -> None:
     """Start the torch child first: our own imports then overlap with its `import torch`."""
-    if facts_file or from_report or (python and not os.path.exists(python)):
+    if facts_file or from_report:
         return
     from torchdoctor.probes import _prestart
 
-    _prestart.start(python or sys.executable, timeout)
+    _prestart.start(target_python(python) or sys.executable, timeout)
+
+
+_CHECKED_PYTHONS: dict = {}
+
+
+def target_python(python: Optional[str]) -> Optional[str]:
+    """The --python interpreter as an absolute path (a bare name is a file in the current
+    directory, as for every other path option, not a PATH lookup), checked once: it must
+    exist, be executable and answer as Python. Symlinks are kept (a venv's python is one)."""
+    if not python:
+        return None
+    if python in _CHECKED_PYTHONS:
+        return _CHECKED_PYTHONS[python]
+    path = os.path.abspath(python)
+    if not os.path.exists(path):
+        raise Abort(f"--python {python}: no such interpreter")
+    if not os.access(path, os.X_OK):
+        raise Abort(f"--python {python}: not executable")
+    from torchdoctor.probes import _sys
+
+    _sys.reopen()  # a new run: an earlier one in this process (a test, the API) closed the seam
+    done = _sys.run([path, "-c", "import sys; print(sys.hexversion)"], timeout=15)
+    if done.timed_out:
+        raise Abort(f"--python {python}: did not answer within 15 s")
+    if not done.ok or not done.stdout.strip().isdigit():
+        said = (done.stderr or done.stdout).strip().splitlines()
+        why = f" ({said[-1][:120]})" if said else ""
+        raise Abort(f"--python {python}: not a runnable Python interpreter{why}")
+    _CHECKED_PYTHONS[python] = path
+    return path
 
 
 def load_all_rules(rules_dirs: Sequence[str]):

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Optional
 
 from pydantic import BaseModel
 
-from torchdoctor.render import show_value
+from torchdoctor.render import md_cell, show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
@@ -425,20 +425,16 @@ def render_json(result: DiffResult) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
-
-
 def render_markdown(result: DiffResult, show_all: bool = False) -> str:
-    a, b = _md_cell(result.left_name), _md_cell(result.right_name)
+    a, b = md_cell(result.left_name), md_cell(result.right_name)
     lines = [f"## torchdoctor diff: {a} ↔ {b}", "", f"**{headline(result)}**", ""]
 
     def table(rows: list[Difference], with_why: bool) -> None:
         head = f"| fact | {a} | {b} |" + (" why |" if with_why else "")
         lines.extend([head, "|---|---|---|" + ("---|" if with_why else "")])
         for d in rows:
-            row = f"| `{d.path}` | {_md_cell(show(d.left))} | {_md_cell(show(d.right))} |"
-            lines.append(row + (f" {_md_cell(d.why)} |" if with_why else ""))
+            row = f"| `{d.path}` | {md_cell(show(d.left))} | {md_cell(show(d.right))} |"
+            lines.append(row + (f" {md_cell(d.why)} |" if with_why else ""))
         lines.append("")
 
     if result.relevant:
@@ -450,7 +446,7 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
         rows = ([(d.path, show(d.left), show(d.right)) for d in result.unknown] if show_all
                 else grouped_unknown(result.unknown))
         for fact, left, right in rows:
-            lines.append(f"| `{fact}` | {_md_cell(left)} | {_md_cell(right)} |")
+            lines.append(f"| `{fact}` | {md_cell(left)} | {md_cell(right)} |")
         lines.append("")
     if show_all:
         if result.noise:

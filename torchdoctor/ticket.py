@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable, is_xpu_build
 from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
-from torchdoctor.render import show_value
+from torchdoctor.render import md_text, show_value
 from torchdoctor.report import SEVERITY_RANK, Report
 
 CNC = "Could not collect"
@@ -96,11 +96,6 @@ def show(value: Any) -> str:
     ):
         return compress_ints(value)
     return show_value(value)
-
-
-def md_text(text: str) -> str:
-    """Plain text inside Markdown: HTML-escaped (so ``<user>`` stays visible) on one line."""
-    return html.escape(" ".join(str(text).split()), quote=False)
 
 
 def md_code(text: str) -> str:

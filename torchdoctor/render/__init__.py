@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import html
 from typing import Any
 
 FORMATS = ("terminal", "json", "markdown")
@@ -21,6 +22,17 @@ def templates():
         keep_trailing_newline=True,
         autoescape=False,  # Markdown and Python, not HTML: values are escaped by filters
     )
+
+
+def md_text(text: str) -> str:
+    """Plain text inside Markdown: HTML-escaped (so a redaction mark such as ``<user>`` stays
+    visible instead of becoming an unknown tag) on one line."""
+    return html.escape(" ".join(str(text).split()), quote=False)
+
+
+def md_cell(text: str) -> str:
+    """:func:`md_text` inside a table cell (pipes escaped)."""
+    return md_text(text).replace("|", "\\|")
 
 
 def show_value(value: Any) -> str:

@@ -241,9 +241,10 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         cap = torch.cpu_capability if u.known(torch.cpu_capability, "CPU capability") else None
         threads = torch.num_threads if u.known(torch.num_threads, "threads") else None
         if cap is not None:
-            uses.append(f"CPU {cap}" + (f", {threads} threads" if threads is not None else ""))
+            plural = "thread" if threads == 1 else "threads"
+            uses.append(f"CPU {cap}" + (f", {threads} {plural}" if threads is not None else ""))
         elif threads is not None:
-            uses.append(f"{threads} CPU threads")
+            uses.append(f"{threads} CPU thread" + ("" if threads == 1 else "s"))
         if uses:
             row("torch uses", " · ".join(uses))
         if isinstance(torch.arch_list, list) and torch.arch_list:
