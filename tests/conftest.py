@@ -41,3 +41,18 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture
+def facts_file(tmp_path):
+    """Facts of a CPU-only machine with torch 2.13 (modules with their own `facts_file` override it)."""
+    from torchdoctor.facts import Facts, GpuFacts, TorchFacts
+
+    facts = Facts(
+        origin="json",
+        torch=TorchFacts(import_status="ok", version="2.13.0+cpu", cuda_build=None, cuda_available=False),
+        gpu=GpuFacts(count=0, devices=[], name=None, min_compute_capability=None, max_compute_capability=None),
+    )
+    path = tmp_path / "facts.json"
+    path.write_text(facts.model_dump_json())
+    return path

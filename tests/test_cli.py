@@ -10,25 +10,12 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.cli import main
-from torchdoctor.facts import Facts, GpuFacts, TorchFacts
 
 
 def run(capsys, *args):
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def facts_file(tmp_path):
-    facts = Facts(
-        origin="json",
-        torch=TorchFacts(import_status="ok", version="2.13.0+cpu", cuda_build=None, cuda_available=False),
-        gpu=GpuFacts(count=0, devices=[], name=None, min_compute_capability=None, max_compute_capability=None),
-    )
-    path = tmp_path / "facts.json"
-    path.write_text(facts.model_dump_json())
-    return path
 
 
 def test_help_is_cheap_and_imports_nothing_heavy():

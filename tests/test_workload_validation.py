@@ -13,20 +13,6 @@ from torchdoctor.errors import WorkloadError
 from torchdoctor.workload import SEED_MAX, build_workload
 
 
-@pytest.fixture
-def facts_file(tmp_path):
-    from torchdoctor.facts import Facts, GpuFacts, TorchFacts
-
-    facts = Facts(
-        origin="json",
-        torch=TorchFacts(import_status="ok", version="2.13.0+cpu", cuda_build=None, cuda_available=False),
-        gpu=GpuFacts(count=0, devices=[], name=None, min_compute_capability=None, max_compute_capability=None),
-    )
-    path = tmp_path / "facts.json"
-    path.write_text(facts.model_dump_json())
-    return path
-
-
 def run(capsys, *args):
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
