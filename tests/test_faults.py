@@ -940,6 +940,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _reap(p: subprocess.Popen, child: int) -> None:
+    """Whatever the test saw, leave neither torchdoctor nor its torch child running."""
+    if p.poll() is None:
+        p.kill()
+        p.communicate()
+    if _alive(child):
+        os.kill(child, signal.SIGKILL)
+
+
 def _wait_gone(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while _alive(pid) and time.monotonic() < deadline:
@@ -960,11 +969,7 @@ def test_a_real_sigint_exits_promptly(tmp_path, fault):
             pytest.fail("torchdoctor did not exit within 10 s of Ctrl-C (its torch child has --timeout 30)")
         assert _wait_gone(child, 3), f"the torch child {child} still runs after torchdoctor exited"
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-        if _alive(child):
-            os.kill(child, signal.SIGKILL)
+        _reap(p, child)
     assert p.returncode == 130
     assert [line for line in err.decode().splitlines() if line.strip()] == ["torchdoctor: interrupted"]
 
@@ -1021,11 +1026,7 @@ def test_sigterm_leaves_no_torch_child_behind(tmp_path, fault):
         p.communicate(timeout=10)
         assert _wait_gone(child, 3), f"the torch child {child} still runs after torchdoctor exited"
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-        if _alive(child):
-            os.kill(child, signal.SIGKILL)
+        _reap(p, child)
 
 
 # ========================================================================================

@@ -39,13 +39,11 @@ def _value_table(raw: Any) -> Any:
     return raw
 
 
-class Variant(BaseModel):
-    """How the setting is written in the torch versions matching ``torch``. A variant that
-    gives ``python`` or ``values`` replaces both writers of the setting: a value it has no
-    writer for does not exist in those versions (``note`` says why, in the plan's drop reason)."""
+class _Writers(BaseModel):
+    """How a setting is written and in which torch versions: shared by a setting and its
+    per-version variants."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    torch: str
     python: Optional[str] = None
     values: Optional[dict[str, str]] = None
     since: Optional[str] = None
@@ -56,6 +54,14 @@ class Variant(BaseModel):
     @classmethod
     def value_names(cls, raw: Any) -> Any:
         return _value_table(raw)
+
+
+class Variant(_Writers):
+    """How the setting is written in the torch versions matching ``torch``. A variant that
+    gives ``python`` or ``values`` replaces both writers of the setting: a value it has no
+    writer for does not exist in those versions (``note`` says why, in the plan's drop reason)."""
+
+    torch: str
 
 
 class Requirement(BaseModel):
@@ -67,31 +73,19 @@ class Requirement(BaseModel):
     reason: str
 
 
-class Setting(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Setting(_Writers):
     key: str
     kind: Kind
     type: Literal["bool", "int", "float", "str", "enum"]
-    python: Optional[str] = None
-    values: Optional[dict[str, str]] = None
     summary: str
     references: list[str]
     choices: Optional[list[str]] = None
     min: Optional[float] = None
-    since: Optional[str] = None
-    until: Optional[str] = None
     guard: Optional[Literal["cuda"]] = None
     variants: list[Variant] = []
     requires: list[Requirement] = []
-    note: Optional[str] = None
     unverified: Optional[str] = None
     notes: Optional[str] = None
-
-    @field_validator("values", mode="before")
-    @classmethod
-    def value_names(cls, raw: Any) -> Any:
-        return _value_table(raw)
 
     # -- validation of values -----------------------------------------------------------
     def validate_value(self, value: Any) -> Any:

@@ -359,6 +359,18 @@ def sourced_entries(data: Any, key: str, field: str, where: str) -> list[str]:
     return out
 
 
+def allow_list(name: str, directory: Optional[str] = None) -> tuple[dict, list[str], list[str], str]:
+    """An allow-list file (``names`` and ``prefixes``, each entry with ``reason`` and ``source``):
+    (data, names, prefixes, where), checked. Shared by the env and packages probes."""
+    data = load(name, directory)
+    where = f"{directory or 'rules/data'}/{name}.yaml"
+    if not isinstance(data, dict):
+        raise DataFileError(f"{where}: expected a mapping with `names` and `prefixes`")
+    names = sourced_entries(data, "names", "name", where)
+    prefixes = sourced_entries(data, "prefixes", "prefix", where)
+    return data, names, prefixes, where
+
+
 def arch_for_cc(cc: Any) -> Optional[str]:
     """Architecture name for a compute capability (8.6 -> "Ampere"), None if unknown."""
     found = _arch_entry(cc)

@@ -36,12 +36,7 @@ class Allowlist:
 
 def load_allowlist(directory: Optional[str] = None) -> Allowlist:
     """Read ``env_allowlist.yaml`` (yaml.safe_load through ``tables.load``) and check it."""
-    data = tables.load("env_allowlist", directory)
-    where = f"{directory or 'rules/data'}/env_allowlist.yaml"
-    if not isinstance(data, dict):
-        raise tables.DataFileError(f"{where}: expected a mapping with `prefixes` and `names`")
-    names = tables.sourced_entries(data, "names", "name", where)
-    prefixes = tables.sourced_entries(data, "prefixes", "prefix", where)
+    data, names, prefixes, where = tables.allow_list("env_allowlist", directory)
     deny = data.get("deny_substrings") or []
     if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
         raise tables.DataFileError(f"{where}: deny_substrings must be a list of strings")

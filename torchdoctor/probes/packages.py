@@ -43,12 +43,7 @@ class Interest:
 
 def load_interest(directory: Optional[str] = None) -> Interest:
     """Read ``packages_of_interest.yaml`` (names and prefixes, each with reason and source)."""
-    data = tables.load("packages_of_interest", directory)
-    where = f"{directory or 'rules/data'}/packages_of_interest.yaml"
-    if not isinstance(data, dict):
-        raise tables.DataFileError(f"{where}: expected a mapping with `names` and `prefixes`")
-    names = tables.sourced_entries(data, "names", "name", where)
-    prefixes = tables.sourced_entries(data, "prefixes", "prefix", where)
+    _, names, prefixes, _ = tables.allow_list("packages_of_interest", directory)
     return Interest(
         names=tuple(_interp_child.normalize_name(n) for n in names),
         prefixes=tuple(_interp_child.normalize_name(p) for p in prefixes),
