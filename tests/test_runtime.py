@@ -668,6 +668,46 @@ def _setter(v):
 """
 
 
+FAKE_CUDA = REPO / "tests" / "data" / "fake_torch"
+
+
+def test_in_process_facts_never_initialise_cuda_in_the_users_process(run):
+    """audit() and facts_in_process() in a process whose torch is a CUDA build (the fake
+    torch 2.5.1+cu124 on an A100 + RTX 4090): CUDA devices are read only once the user's
+    code has initialised CUDA itself (initialising it here would break fork-based
+    DataLoader workers); the build facts are read either way."""
+    out = run(f"""
+        sys.path[:0] = [{str(FAKE_CUDA / "cuda_a100_rtx4090")!r}, {str(FAKE_CUDA / "cuda")!r}]
+        import torch
+        from torchdoctor import runtime
+        from torchdoctor.probes import pytorch
+        before = pytorch.facts_in_process()
+        initialised_by_us = torch.cuda.is_initialized()
+        audit = runtime.audit_process()
+        torch.cuda.init()  # the user's code starts CUDA
+        after = pytorch.facts_in_process()
+        emit(before=before.model_dump(mode="json"), initialised_by_us=initialised_by_us,
+             after=after.model_dump(mode="json"), settings=audit["settings"],
+             findings=[f["id"] for f in audit["findings"]])
+    """)
+    before, after = out["before"], out["after"]
+    assert out["initialised_by_us"] is False
+    for key in ("cuda_available", "device_count", "devices", "cuda_init_error"):
+        assert "CUDA is not initialised in this process" in before[key]["unavailable"], key
+    for facts in (before, after):
+        assert facts["version"] == "2.5.1+cu124" and facts["cuda_build"] == "12.4"
+        assert facts["cudnn_version"] == "9.1.0" and facts["nccl_version"] == "2.21.5"
+        assert facts["arch_list"] == ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    assert after["cuda_available"] is True and after["device_count"] == 2
+    assert [(d["name"], d["compute_capability"]) for d in after["devices"]] == [
+        ("NVIDIA A100-SXM4-80GB", 8.0),
+        ("NVIDIA GeForce RTX 4090", 8.9),
+    ]
+    assert after["cuda_init_error"] is None
+    assert out["settings"]["torch.backends.cudnn.benchmark_limit"] == 10
+    assert out["settings"]["torch.backends.cuda.matmul.allow_tf32"] is False
+
+
 def test_source_names_cover_every_binding(tmp_path):
     path = tmp_path / "mod.py"
     path.write_text(SOURCE, encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,18 @@ STATUS_FIELDS = {
     "missing_symbol",
     "signal",
 }
+
+
+def _this_interpreter(path: str) -> bool:
+    """Whether ``path`` (what the torch child reported as its ``sys.executable``) names the
+    interpreter running these tests. Textual equality is not enough: started through a
+    relative path (``../.venv/bin/python -m pytest``), this process's ``sys.executable`` is
+    ``/work/main/tests/../.venv/bin/python`` while the child, given that absolute path,
+    reports it normalised. The path is compared normalised, never resolved: a venv's
+    ``python`` is a symlink to the base interpreter, and resolving would make every venv of
+    one base interpreter the same."""
+    norm = lambda p: os.path.normcase(os.path.normpath(os.path.abspath(p)))  # noqa: E731
+    return norm(path) == norm(sys.executable)
 
 
 def _other_fields_unavailable(facts: TorchFacts, words: str) -> None:
@@ -56,7 +69,7 @@ def test_child_reads_the_real_torch_like_torch_itself(child_facts):
 
     f = child_facts
     assert f.import_status == "ok"
-    assert f.python_executable == sys.executable
+    assert _this_interpreter(f.python_executable)
     assert (
         f.import_error is None
         and f.missing_library is None
@@ -263,7 +276,7 @@ def test_import_errors_are_classified(
     assert f.missing_library == missing_library
     assert f.missing_symbol == missing_symbol
     assert f.signal is None
-    assert f.python_executable == sys.executable
+    assert _this_interpreter(f.python_executable)
     _other_fields_unavailable(f, "torch failed to import: ")
     assert error_words in f.version.reason
 
@@ -332,6 +345,17 @@ def test_a_bare_torch_with_stdout_noise_still_answers(fake_torch):
     assert f.settings == {}
 
 
+def test_the_interpreter_is_named_however_its_path_was_spelled(fake_torch):
+    """``--python`` given as a path with ``..`` in it (as ``sys.executable`` is when pytest is
+    started through a relative path): the child names the same interpreter."""
+    fake_torch("minimal")
+    bin_dir = os.path.dirname(sys.executable)
+    spelled = os.path.join(bin_dir, "..", os.path.basename(bin_dir), os.path.basename(sys.executable))
+    f = pytorch.probe(ProbeContext(python=spelled, timeout=60))
+    assert f.import_status == "ok" and f.version == "0.4.1"
+    assert _this_interpreter(f.python_executable)
+
+
 def test_a_missing_interpreter_makes_the_namespace_unavailable(tmp_path):
     missing = str(tmp_path / "no" / "python")
     with pytest.raises(ProbeUnavailable) as info:
@@ -340,6 +364,162 @@ def test_a_missing_interpreter_makes_the_namespace_unavailable(tmp_path):
     facts = collect(ProbeContext(python=missing, timeout=10), only=["torch"])
     assert isinstance(facts.torch, Unavailable) and missing in facts.torch.reason
     assert facts.problems == []  # expected, not a probe crash
+
+
+# --------------------------------------------------------------------------------------
+# a CUDA build on GPUs: fake torch 2.5.1+cu124 (tests/data/fake_torch/cuda) on fake machines
+# --------------------------------------------------------------------------------------
+
+ARCH_2_5_CU124 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+
+# Rules whose condition reads what the torch child reports about CUDA: these are the ones the
+# fake CUDA torch exercises (found from the rule text, so a new rule of the kind is included).
+_TORCH_CUDA_FACTS = re.compile(
+    r"\btorch\.(cuda_build|cuda_available|cuda_init_error|arch_list|cudnn_version|"
+    r"cudnn_compiled_version|nccl_version|devices|device_count)\b"
+)
+
+
+def _torch_cuda_rules() -> set[str]:
+    from torchdoctor.rules import load_rules
+
+    return {r.id for r in load_rules() if _TORCH_CUDA_FACTS.search(r.when)}
+
+
+@pytest.fixture
+def cuda_machine(monkeypatch):
+    """The fake CUDA torch on one of its machines (``fake_cuda_machine`` first on the path)."""
+
+    def use(machine: str) -> TorchFacts:
+        paths = [str(FAKES / machine), str(FAKES / "cuda")]
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        return pytorch.probe(ProbeContext(python=sys.executable, timeout=60))
+
+    return use
+
+
+def _nvml(*parts: tuple[str, int]):
+    """A fake pynvml for a machine assembled from recorded nvidia-smi reports: the first
+    ``n`` GPUs of each (driver and CUDA version from the first report)."""
+    import copy
+
+    from ..probes.fakenvml import FakeNvml, Report, _report_path
+
+    roots = [Report.parse(_report_path(name)).root for name, _ in parts]
+    root = copy.deepcopy(roots[0])
+    for gpu in root.findall("gpu"):
+        root.remove(gpu)
+    for other, (_, n) in zip(roots, parts):
+        for gpu in other.findall("gpu")[:n]:
+            root.append(copy.deepcopy(gpu))
+    return FakeNvml(Report(root))
+
+
+def _check(monkeypatch, nvml) -> tuple[set[str], set[str], object]:
+    """``check`` on this machine (every probe real, NVML and torch fake): the torch-CUDA
+    rules that fired, and those skipped because a torch fact was unknown (a fact of this
+    container, e.g. its system cuDNN, may be unknown: that is not the torch child's part)."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.rules import load_rules
+
+    real = _sys.import_optional
+    monkeypatch.setattr(_sys, "import_optional", lambda name: nvml if name == "pynvml" else real(name))
+    facts = collect(ProbeContext(python=sys.executable, timeout=60))
+    report = evaluate(load_rules(), facts, None, command="check")
+    rules = _torch_cuda_rules()
+    fired = {f.id for f in report.findings} & rules
+    skipped = {s.id for s in report.skipped if s.needs.startswith("torch.")} & rules
+    return fired, skipped, report
+
+
+def test_cuda_build_on_two_gpus_is_read_end_to_end(cuda_machine):
+    f = cuda_machine("cuda_a100_rtx4090")
+    assert f.import_status == "ok" and f.import_error is None and f.signal is None
+    assert f.version == "2.5.1+cu124"
+    assert f.git_version == "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"
+    assert f.module_path == str(FAKES / "cuda" / "torch")
+    assert f.cuda_build == "12.4" and f.hip_build is None
+    # cuDNN: the loaded library's version and the one torch was built against (9.1.0 = 90100)
+    assert f.cudnn_version == "9.1.0" and f.cudnn_compiled_version == "9.1.0"
+    # NCCL: torch.cuda.nccl.version() answers a tuple, packed by torch._C as major<<32|...
+    assert f.nccl_version == "2.21.5"
+    assert f.arch_list == ARCH_2_5_CU124
+    assert f.cuda_available is True and f.device_count == 2
+    assert [
+        (d.index, d.name, d.compute_capability, d.total_memory_bytes, d.multi_processor_count)
+        for d in f.devices
+    ] == [
+        (0, "NVIDIA A100-SXM4-80GB", 8.0, 81920 * 2**20, 108),
+        (1, "NVIDIA GeForce RTX 4090", 8.9, 24564 * 2**20, 128),
+    ]
+    assert f.cuda_init_error is None  # sm_89 runs sm_86 code: torch has nothing to warn
+    # the build summary of the 2.5.1 wheel, read like collect_env
+    assert (f.mkl_version, f.mkldnn_version, f.openmp_version) == ("2024.2", "3.5.3", "4.5")
+    assert f.cpu_capability == "AVX512"
+    assert isinstance(f.cpu_capabilities, Unavailable)  # torch.cpu.get_capabilities() is newer
+    s = f.settings
+    # a build with cuDNN has a real benchmark_limit (10); torch's defaults for the rest
+    assert s["torch.backends.cudnn.benchmark_limit"] == 10
+    assert s["torch.backends.cudnn.allow_tf32"] is True
+    assert s["torch.backends.cuda.matmul.allow_tf32"] is False
+    assert s["torch.backends.cuda.preferred_linalg_library"] == "default"
+    assert s["torch.backends.cuda.preferred_blas_library"] == "cublas"
+    assert s["torch.backends.cuda.enable_cudnn_sdp"] is True
+    # names 2.5.1 does not have are not settings (the cuBLAS controller raises for them)
+    for absent in (
+        "torch.backends.cuda.matmul.fp32_precision",
+        "torch.backends.cuda.matmul.allow_fp16_accumulation",
+        "torch.backends.cudnn.fp32_precision",
+        "torch.backends.fp32_precision",
+    ):
+        assert absent not in s
+
+
+def test_cuda_build_on_two_gpus_checks_clean(cuda_machine, monkeypatch):
+    cuda_machine("cuda_a100_rtx4090")  # PYTHONPATH for the torch child of collect()
+    nvml = _nvml(("a100-sxm4-80gb-x4.txt", 1), ("rtx-4090-x8.txt", 1))
+    fired, skipped, report = _check(monkeypatch, nvml)
+    assert report.facts.torch.device_count == 2 and report.facts.gpu.count == 2
+    # no torch-CUDA rule lacked a torch fact, and none finds a problem: sm_80 and
+    # sm_89 both have code in the build, the runtime cuDNN is the one built against, the
+    # driver (555) is new enough for CUDA 12.4, CUDA initialised without a warning
+    assert skipped == set()
+    assert fired == set()
+
+
+def test_gpu_newer_than_the_build_is_found(cuda_machine, monkeypatch):
+    """RTX 5090 (sm_120) with the cu124 wheel: CUDA works, torch warns, kernels would fail."""
+    f = cuda_machine("cuda_rtx5090")
+    assert f.cuda_available is True and f.device_count == 1
+    assert f.devices[0].name == "NVIDIA GeForce RTX 5090" and f.devices[0].compute_capability == 12.0
+    assert f.cuda_init_error.startswith(
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
+        "current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities "
+        "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90."
+    )
+    fired, skipped, report = _check(monkeypatch, _nvml(("rtx-5090.txt", 1)))
+    assert skipped == set()
+    # the build lacks the GPU's code; cuda-init-failed stays quiet: CUDA initialised, torch
+    # only warned (and gpu-newer-than-cuda-build is for a GPU newer than the CUDA *version*)
+    assert fired == {"gpu-arch-not-in-build"}
+    found = {x.id: x for x in report.findings}
+    assert "sm_90" in found["gpu-arch-not-in-build"].message
+    assert found["gpu-arch-not-in-build"].severity == "error"
+
+
+def test_cudnn_older_than_the_build_is_read_and_found(cuda_machine, monkeypatch):
+    """torch.backends.cudnn.version() raises on this mismatch; the child still reads both
+    versions (getRuntimeVersion / getCompileVersion) and the rule judges them."""
+    f = cuda_machine("cuda_cudnn_older")
+    assert f.cudnn_version == "9.0.0" and f.cudnn_compiled_version == "9.1.0"
+    assert f.device_count == 4 and f.nccl_version == "2.21.5"
+    fired, skipped, report = _check(monkeypatch, _nvml(("a100-sxm4-80gb-x4.txt", 4)))
+    assert skipped == set()
+    assert fired == {"cudnn-runtime-differs-from-build"}
+    message = next(x.message for x in report.findings if x.id == "cudnn-runtime-differs-from-build")
+    assert "9.0.0" in message and "9.1.0" in message
 
 
 # --------------------------------------------------------------------------------------
