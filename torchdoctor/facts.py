@@ -80,6 +80,36 @@ class TorchDevice(_Model):
     """Number of streaming multiprocessors (SMs)."""
 
 
+LibrarySource = Literal["wheel", "other"]
+
+
+class LoadedLibrary(_Model):
+    """One native library file the torch process had loaded (Linux, from /proc/self/maps)."""
+
+    name: str
+    """The library, without directory, version or auditwheel hash: libcudnn_ops, libnvJitLink,
+    libgomp (for libgomp-a34b3233.so.1), libtorch_cpu."""
+    path: str
+    """The file loaded, as the kernel names it (symbolic links resolved), e.g.
+    /usr/local/cuda-12.1/targets/x86_64-linux/lib/libnvJitLink.so.12.1.105."""
+    source: LibrarySource
+    """wheel: loaded from one of torch's own library directories (torch.wheel_library_dirs);
+    other: from anywhere else (a system CUDA toolkit, LD_LIBRARY_PATH, a conda environment)."""
+    bundled_path: Optional[str] = None
+    """The copy of this library torch's wheel directories ship (for a wheel entry, the path
+    itself); None when they ship none (conda builds use the environment's libraries)."""
+    shadows_bundled: bool = False
+    """True when this copy from elsewhere stands in for the wheel's: it has the wheel copy's
+    soname (file name, or a longer version of it: libgomp.so.1.0.0 for libgomp.so.1), so the
+    dynamic loader binds torch to whichever came first, or it was preloaded (LD_PRELOAD
+    symbols come before every library's), and it is not the same build (a file of another
+    size or other first 64 KiB than the wheel's copy)."""
+    found_via: Optional[Literal["LD_PRELOAD", "LD_LIBRARY_PATH"]] = None
+    """LD_PRELOAD when an LD_PRELOAD entry names this file (or this library by name);
+    LD_LIBRARY_PATH when an LD_LIBRARY_PATH directory holds it; None otherwise (the loader
+    cache /etc/ld.so.conf.d, a default directory, or loaded by path by another library)."""
+
+
 class TorchFacts(_Model):
     """What the torch of the target interpreter is and what it can use."""
 
@@ -169,6 +199,15 @@ class TorchFacts(_Model):
     settings: Maybe[dict[str, Maybe[Any]]] = _field()
     """Current value of every real torch.backends setting and SDPA switch, by settings key
     (e.g. "torch.backends.cudnn.benchmark"); a getter that raised is Unavailable."""
+    wheel_library_dirs: Maybe[list[str]] = _field()
+    """torch's own library directories, resolved: torch/lib, torch.libs (auditwheel), and,
+    where torch's metadata requires nvidia-* wheels (or it loaded from them), their nvidia/*/lib
+    directories on sys.path. Linux only."""
+    loaded_libraries: Maybe[list[LoadedLibrary]] = _field()
+    """Native libraries the torch process had loaded after `import torch` and CUDA
+    initialisation (or when the import failed), read from /proc/self/maps: every library torch's
+    wheel directories ship, and cuDNN, cuBLAS, NCCL, nvJitLink, cuSPARSE, cudart, libgomp,
+    libiomp5, libomp from wherever they came. Unavailable off Linux."""
 
 
 # --------------------------------------------------------------------------------------

@@ -575,7 +575,16 @@ def _read_facts(torch, init_cuda, phase):
     else:
         facts["deterministic_warn_only"] = facts["deterministic_algorithms"]
     facts["settings"] = _try("reading torch settings", lambda: read_settings(torch))
+    facts.update(_loaded_libraries_or_reason(torch))
     return facts
+
+
+def _loaded_libraries_or_reason(torch):
+    try:
+        return read_loaded_libraries(torch)
+    except Exception as exc:  # noqa: BLE001 - one failure costs these two fields
+        reason = _unavailable("reading the loaded libraries failed: " + _first_line(exc))
+        return {"wheel_library_dirs": reason, "loaded_libraries": reason}
 
 
 def _opt_str(value):
@@ -597,6 +606,294 @@ def _from_text(text, source, parse, available):
     if text is None:
         return _unavailable("this torch version has no {}".format(source.rsplit("(", 1)[0]))
     return _try(f"parsing {source}", lambda: parse(text))
+
+
+# --------------------------------------------------------------------------------------
+# native libraries loaded (Linux: /proc/self/maps)
+# --------------------------------------------------------------------------------------
+
+MAPS_PATH = "/proc/self/maps"
+MAPS_LIMIT = 16 * 1024 * 1024  # a CUDA process maps ~1-2 MB of text; more is not a real process
+MAX_LIBRARIES = 128
+MAX_SEARCH_DIRS = 64  # sys.path entries, nvidia/* subpackages, LD_LIBRARY_PATH entries
+MAX_DIR_ENTRIES = 4096  # names read from one directory
+METADATA_LIMIT = 1024 * 1024
+ENV_LIMIT = 64 * 1024
+
+# Recorded wherever they were loaded from, even when torch's wheel ships no copy of them (a conda
+# environment's libgomp or libiomp5, a system cuDNN): the libraries whose copy decides whether
+# torch works. Any library torch's wheel directories ship is recorded as well.
+RECORDED_FAMILIES = (
+    "libcudnn",
+    "libcublas",
+    "libnccl",
+    "libnvJitLink",
+    "libcusparse",
+    "libcudart",
+    "libgomp",
+    "libiomp5",
+    "libomp",
+)
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def library_family(filename):
+    """The library a file is a copy of: ``libcudnn_ops.so.9.1.0`` -> ``libcudnn_ops``,
+    ``libgomp-a34b3233.so.1`` -> ``libgomp`` (auditwheel's hash suffix dropped); None for a
+    name that is not ``<name>.so[.<version>]``."""
+    i = filename.find(".so")
+    while i != -1:
+        end = i + 3
+        if end == len(filename) or filename[end] == ".":
+            break
+        i = filename.find(".so", end)
+    if i <= 0:
+        return None
+    stem = filename[:i]
+    if len(stem) > 9 and stem[-9] == "-" and all(c in _HEX for c in stem[-8:]):
+        stem = stem[:-9]
+    return stem
+
+
+def _mapped_files():
+    """Distinct files mapped into this process, in address order (at most MAPS_LIMIT bytes
+    of /proc/self/maps are read). The kernel names each file by its resolved path."""
+    with open(MAPS_PATH, "rb") as f:
+        data = f.read(MAPS_LIMIT)
+    seen = set()
+    out = []
+    for raw in data.split(b"\n"):
+        parts = raw.split(None, 5)
+        if len(parts) < 6:
+            continue
+        path = os.fsdecode(parts[5])
+        if path.endswith(" (deleted)"):  # replaced on disk since it was loaded
+            path = path[: -len(" (deleted)")]
+        if not path.startswith("/") or path in seen:
+            continue
+        seen.add(path)
+        out.append(path)
+    return out
+
+
+def _listdir(path):
+    """Up to MAX_DIR_ENTRIES names in a directory, [] when it cannot be read."""
+    names = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                names.append(entry.name)
+                if len(names) >= MAX_DIR_ENTRIES:
+                    break
+    except OSError:
+        return []
+    return names
+
+
+def _real_dir(path):
+    try:
+        return os.path.realpath(path) if os.path.isdir(path) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _torch_dir(torch):
+    """Directory of the torch package: the imported module's, else where import would find it
+    (after a failed import)."""
+    path = getattr(torch, "__file__", None) if torch is not None else None
+    if not path:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        path = spec.origin if spec is not None else None
+        if not path or path in ("namespace", "built-in"):
+            return None
+    return os.path.dirname(os.path.abspath(path))
+
+
+def _requires_nvidia_wheels(site):
+    """Whether a torch-*.dist-info in ``site`` requires nvidia-* distributions (the PyPI CUDA
+    wheels do; conda builds and the self-contained wheels of download.pytorch.org do not)."""
+    for name in _listdir(site):
+        if not (name.startswith("torch-") and name.endswith(".dist-info")):
+            continue
+        try:
+            with open(os.path.join(site, name, "METADATA"), "rb") as f:
+                head = f.read(METADATA_LIMIT).split(b"\n\n", 1)[0]
+        except OSError:
+            continue
+        for line in head.splitlines():
+            if line.lower().startswith(b"requires-dist:"):
+                req = line.split(b":", 1)[1].strip().lower()
+                if req.startswith(b"nvidia-"):
+                    return True
+    return False
+
+
+def _nvidia_lib_dirs():
+    """``nvidia/*/lib`` (and ``cusparselt/lib``) on sys.path: where the nvidia-* wheels put
+    their libraries and where torch/__init__.py preloads them from."""
+    dirs = []
+    for entry in sys.path[:MAX_SEARCH_DIRS]:
+        if not isinstance(entry, str) or not entry:
+            continue
+        base = os.path.join(entry, "nvidia")
+        for sub in sorted(_listdir(base))[:MAX_SEARCH_DIRS]:
+            dirs.append(os.path.join(base, sub, "lib"))
+        dirs.append(os.path.join(entry, "cusparselt", "lib"))
+    out = []
+    for d in dirs:
+        real = _real_dir(d)
+        if real is not None and real not in out:
+            out.append(real)
+    return out
+
+
+def _env_entries(name, seps):
+    value = os.environ.get(name) or ""
+    value = value[:ENV_LIMIT]
+    for sep in seps[1:]:
+        value = value.replace(sep, seps[0])
+    return [e for e in value.split(seps[0]) if e][:MAX_SEARCH_DIRS]
+
+
+def _library_path_dirs():
+    """LD_LIBRARY_PATH's directories: (as written, resolved, names in it), readable ones only."""
+    out = []
+    for entry in _env_entries("LD_LIBRARY_PATH", (":",)):
+        real = _real_dir(entry)
+        if real is not None:
+            out.append((entry, real, _listdir(entry)))
+    return out
+
+
+def _found_via(path, family, preload, ld_dirs):
+    """Which loader input put ``path`` there: LD_PRELOAD, LD_LIBRARY_PATH or None (the loader
+    cache, a default directory, or a library that loaded it by its path)."""
+    for entry in preload:
+        if "/" in entry:
+            try:
+                if os.path.realpath(entry) == path:
+                    return "LD_PRELOAD"
+            except (OSError, ValueError):
+                continue
+        elif library_family(entry) == family:
+            return "LD_PRELOAD"
+    here = os.path.dirname(path)
+    for entry, real, names in ld_dirs:
+        if real == here:
+            return "LD_LIBRARY_PATH"
+        for name in names:  # a link in the entry to a file elsewhere
+            if library_family(name) == family:
+                try:
+                    if os.path.realpath(os.path.join(entry, name)) == path:
+                        return "LD_LIBRARY_PATH"
+                except (OSError, ValueError):
+                    continue
+    return None
+
+
+def _same_soname(path, bundled):
+    """A loaded file answers to the bundled copy's soname: the wheels name each library file by
+    its soname (libgomp.so.1); another install's file is that name or a longer version of it
+    (libgomp.so.1.0.0), while a hash-renamed private copy (libgomp-a34b3233.so.1) is not."""
+    name = os.path.basename(path)
+    want = os.path.basename(bundled)
+    return name == want or name.startswith(want + ".")
+
+
+SAME_BUILD_PREFIX = 64 * 1024  # ELF header, program headers and the GNU build-id note
+
+
+def _same_build(a, b):
+    """Two files are the same build: equal sizes and equal first SAME_BUILD_PREFIX bytes (a
+    copy of torch's own library elsewhere, or another wheel's copy with the same auditwheel
+    hash, which is taken from the file's content)."""
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read(SAME_BUILD_PREFIX) == fb.read(SAME_BUILD_PREFIX)
+    except (OSError, ValueError):
+        return False
+
+
+def read_loaded_libraries(torch):
+    """``wheel_library_dirs`` and ``loaded_libraries``: which copies of the libraries torch's
+    wheel ships (and of RECORDED_FAMILIES) this process loaded, and from where."""
+    if not sys.platform.startswith("linux"):
+        reason = "only Linux lists the libraries a process loaded (/proc/self/maps)"
+        return {k: _unavailable(reason) for k in ("wheel_library_dirs", "loaded_libraries")}
+    out = {}
+    try:
+        mapped = _mapped_files()
+    except Exception as exc:  # noqa: BLE001
+        reason = "reading {} failed: {}".format(MAPS_PATH, _first_line(exc))
+        mapped = None
+    torch_dir = _try("finding the torch package", lambda: _torch_dir(torch))
+    if isinstance(torch_dir, dict) or torch_dir is None:
+        dirs_reason = "the torch package directory is unknown"
+        if isinstance(torch_dir, dict):
+            dirs_reason = torch_dir["unavailable"]
+        out["wheel_library_dirs"] = _unavailable(dirs_reason)
+        out["loaded_libraries"] = _unavailable(dirs_reason if mapped is not None else reason)
+        return out
+    site = os.path.dirname(torch_dir)
+    own = []
+    for d in (os.path.join(torch_dir, "lib"), os.path.join(site, "torch.libs")):
+        real = _real_dir(d)
+        if real is not None and real not in own:
+            own.append(real)
+    nvidia = _nvidia_lib_dirs()
+    uses_nvidia = bool(nvidia) and (
+        _requires_nvidia_wheels(site)
+        or any(os.path.dirname(p) in nvidia for p in (mapped or []))
+    )
+    if uses_nvidia:
+        own += [d for d in nvidia if d not in own]
+    out["wheel_library_dirs"] = own
+    if mapped is None:
+        out["loaded_libraries"] = _unavailable(reason)
+        return out
+
+    bundled = {}
+    for d in own:
+        for name in sorted(_listdir(d), key=lambda n: (len(n), n)):
+            family = library_family(name)
+            if family is not None and family not in bundled:
+                bundled[family] = os.path.join(d, name)
+    preload = _env_entries("LD_PRELOAD", (" ", ":", "\t"))
+    ld_dirs = _library_path_dirs()
+    libraries = []
+    for path in mapped:
+        family = library_family(os.path.basename(path))
+        if family is None:
+            continue
+        copy = bundled.get(family)
+        if copy is None and not family.startswith(RECORDED_FAMILIES):
+            continue
+        wheel = os.path.dirname(path) in own
+        via = _found_via(path, family, preload, ld_dirs)
+        libraries.append(
+            {
+                "name": family,
+                "path": path,
+                "source": "wheel" if wheel else "other",
+                "bundled_path": path if wheel else copy,
+                "shadows_bundled": bool(
+                    not wheel
+                    and copy is not None
+                    and (via == "LD_PRELOAD" or _same_soname(path, copy))
+                    and not _same_build(path, copy)
+                ),
+                "found_via": via,
+            }
+        )
+        if len(libraries) >= MAX_LIBRARIES:
+            break
+    out["loaded_libraries"] = libraries
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -740,6 +1037,8 @@ def _main(argv):
         import torch
     except (Exception, SystemExit) as exc:  # noqa: BLE001
         result.update(import_failure(exc))
+        # what the failed import had loaded by then: a copy from LD_LIBRARY_PATH is often why
+        result.update(_loaded_libraries_or_reason(None))
     else:
         failure = namespace_failure(torch)
         if failure is not None:
