@@ -169,11 +169,23 @@ def test_research_repro_bundle_overrides_speed_rules():
     assert tf32.overrides == []
 
 
-def test_bitwise_reproducibility_overrides_tf32_for_speed():
-    report = plan("ampere-a100x4", "classification", reproducibility="bitwise")
+def test_bitwise_reproducibility_pins_tf32_to_the_precision_asked():
+    """TF32 is deterministic run to run: a bitwise plan pins its state (the defaults differ between
+    releases and environments) to what the precision asks, and keeps the mixed precision asked."""
+    report = plan("ampere-a100x4", "classification", reproducibility="bitwise")  # precision auto
+    s = settings(report)
     tf32 = rec(report, "torch.set_float32_matmul_precision")
-    assert (tf32.value, tf32.rule) == ("highest", "tf32-with-bitwise-reproducibility")
-    assert [(o.rule, o.value) for o in tf32.overrides] == [("tf32-disabled-on-ampere", "high")]
+    assert (tf32.value, tf32.rule) == ("high", "tf32-with-bitwise-reproducibility")
+    assert tf32.also == ["tf32-disabled-on-ampere"] and tf32.overrides == []
+    assert s["torch.backends.cudnn.allow_tf32"] is True
+    assert s["autocast.dtype"] == "bfloat16"  # kept: bf16 autocast is deterministic too
+    reason = tf32.reason
+    assert "run to run" in reason and "full FP32" not in reason
+    # full FP32 asked: the same rule pins "highest" and cuDNN TF32 off
+    fp32 = settings(plan("ampere-a100x4", "classification", reproducibility="bitwise", precision="fp32"))
+    assert fp32["torch.set_float32_matmul_precision"] == "highest"
+    assert fp32["torch.backends.cudnn.allow_tf32"] is False
+    assert "autocast.dtype" not in fp32
 
 
 def test_research_repro_overrides_autotuner_for_conv_nets():
@@ -225,7 +237,8 @@ def test_fp16_asked_on_a100_is_respected():
     s = settings(plan("ampere-a100x4", "classification", precision="fp16"))
     assert s["autocast.dtype"] == "float16"
     assert s["amp.grad_scaler"] is True
-    assert "torch.set_float32_matmul_precision" not in s
+    # the float32 matmuls fp16 autocast leaves run in TF32, as with bf16
+    assert s["torch.set_float32_matmul_precision"] == "high"
 
 
 def test_p100_gets_no_autocast():
@@ -296,7 +309,11 @@ def test_sdpa_info_sets_nothing():
 
 def test_fp8_pointer_only_on_fp8_hardware():
     assert "fp8-available-via-torchao" in finding_ids(plan("hopper-h100x8", "llm-training", precision="fp8"))
-    assert settings(plan("hopper-h100x8", "llm-training", precision="fp8"))["autocast.dtype"] == "bfloat16"
+    # the llm-training preset (bf16 asked, FSDP): the rest of the model runs in FSDP's bf16 policy
+    assert "fp8-available-via-torchao" in finding_ids(plan("hopper-h100x8", "llm-training"))
+    assert settings(plan("hopper-h100x8", "llm-training", precision="fp8"))["fsdp.mixed_precision"] == "bfloat16"
+    assert settings(plan("hopper-h100x8", "llm-training", precision="fp8", distributed="ddp"))[
+        "autocast.dtype"] == "bfloat16"
     report = plan("ampere-a100x4", "llm-training", precision="fp8")
     assert "fp8-unsupported-gpu" in finding_ids(report)
     assert "fp8-available-via-torchao" not in finding_ids(report)
@@ -341,6 +358,9 @@ _out = {
     "autocast_dtype": str(_g["AUTOCAST_DTYPE"]) if "AUTOCAST_DTYPE" in _g else None,
     "memory_format": str(_g["MEMORY_FORMAT"]) if "MEMORY_FORMAT" in _g else None,
     "scaler": type(_g["SCALER"]).__name__ if "SCALER" in _g else None,
+    "model_dtype": str(_g["MODEL_DTYPE"]) if "MODEL_DTYPE" in _g else None,
+    "fsdp_param_dtype": str(_g["FSDP_MP_POLICY"].param_dtype) if "FSDP_MP_POLICY" in _g else None,
+    "fsdp1_param_dtype": str(_g["FSDP_MIXED_PRECISION"].param_dtype) if "FSDP_MIXED_PRECISION" in _g else None,
 }
 print("READBACK " + _json.dumps(_out))
 '''
@@ -370,6 +390,10 @@ def _expected(key: str, value: Any, got: dict) -> tuple[Any, Any]:
         return got["memory_format"], "torch.channels_last" if value else "torch.contiguous_format"
     if key == "amp.grad_scaler":
         return got["scaler"], "GradScaler"
+    if key == "model.dtype":
+        return got["model_dtype"], f"torch.{value}"
+    if key == "fsdp.mixed_precision":
+        return (got["fsdp_param_dtype"], got["fsdp1_param_dtype"]), (f"torch.{value}", f"torch.{value}")
     raise AssertionError(f"no read-back for setting {key}: add one to tests/test_plans.py")
 
 

@@ -23,6 +23,7 @@ import ast
 import builtins
 import difflib
 import functools
+import inspect
 import math
 import os
 import pkgutil
@@ -472,6 +473,9 @@ class Kind:
     tag: str  # function | class | call | module | import | any
     arity: int = 0
     callee: str = ""
+    params: tuple[str, ...] = ()
+    """A function's positional parameter annotations as written in source ("bool"; "" when
+    none), so that a "did you mean f(value)" is only offered for a value f takes."""
 
 
 ANY = Kind("any")
@@ -501,8 +505,8 @@ def _block_bindings(stmts: Iterable[ast.stmt], bind: Any, star: list) -> None:
     for node in stmts:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
-            arity = len(getattr(args, "posonlyargs", [])) + len(args.args)
-            bind(node.name, Kind("function", arity=arity))
+            positional = list(getattr(args, "posonlyargs", [])) + list(args.args)
+            bind(node.name, Kind("function", arity=len(positional), params=_annotations(positional)))
         elif isinstance(node, ast.ClassDef):
             bind(node.name, Kind("class"))
         elif isinstance(node, ast.Assign):
@@ -540,6 +544,17 @@ def _block_bindings(stmts: Iterable[ast.stmt], bind: Any, star: list) -> None:
                 _block_bindings(case.body, bind, star)
 
 
+def _annotations(positional: list) -> tuple[str, ...]:
+    """Source text of the first two positional parameters' annotations ("" for none)."""
+    texts = []
+    for arg in positional[:2]:
+        try:
+            texts.append(ast.unparse(arg.annotation) if arg.annotation is not None else "")
+        except Exception:  # noqa: BLE001 - an annotation we cannot print checks nothing
+            texts.append("")
+    return tuple(texts)
+
+
 def _bind_target(target: ast.expr, kind: Kind, bind: Any) -> None:
     if isinstance(target, ast.Name):
         bind(target.id, kind)
@@ -573,7 +588,7 @@ def _class_info(node: ast.ClassDef) -> ClassInfo:
         if name in module_level:
             return
         if kind.tag == "function" and kind.arity:  # a method: the instance is not an argument
-            kind = Kind("function", arity=kind.arity - 1)
+            kind = Kind("function", arity=kind.arity - 1, params=kind.params[1:])
         names.setdefault(_mangle(node.name, name), set()).add(kind)
 
     _block_bindings(node.body, bind, [])
@@ -982,7 +997,13 @@ def _value_text(value: Any) -> str:
 
 
 def _suggest(d: _Dead, candidates: list[str]) -> tuple[Optional[str], Optional[str]]:
-    """(did_you_mean, note) for a dead attribute."""
+    """(did_you_mean, note) for a dead attribute.
+
+    Beyond the curated table, a suggestion is only made when it is safe to paste: its target
+    exists, is not deprecated, and takes the assigned value (an attribute holding a value of
+    the same type, a function whose parameter admits it); and a close match by name is only a
+    match when the attribute's own name is close, not merely its long shared prefix
+    (``quantized.enabled`` is not ``quantized.engine``)."""
     known = _fake_table().get(d.path)
     if isinstance(known, dict):
         by_value = known.get("by_value") or {}
@@ -993,42 +1014,166 @@ def _suggest(d: _Dead, candidates: list[str]) -> tuple[Optional[str], Optional[s
         return text, known.get("note")
     if d.expected is not None:
         if d.expected.tag == "function" and d.expected.arity >= 1:
+            # the function itself was replaced: judge the value by its source annotation
+            first = d.expected.params[0] if d.expected.params else ""
+            if _fits_annotation(first, d.value, {}) is False:
+                return None, None
             return f"{d.path}({_value_text(d.value)})", None
         if d.expected.tag == "module" and f"{d.path}.enabled" in candidates:
-            return f"{d.path}.enabled = {_value_text(d.value)}", None
+            return _safe_statement(f"{d.path}.enabled", d.value), None
         if d.replaced_class is not None:  # an object with one settable attribute (cudnn.conv)
             _, instance, virtual = _class_names(d.replaced_class)
             settable = sorted(virtual - instance)
             if len(settable) == 1:
-                return f"{d.path}.{settable[0]} = {_value_text(d.value)}", None
+                return _safe_statement(f"{d.path}.{settable[0]}", d.value), None
         return None, None
-    module = d.path.rsplit(".", 1)[0]
+    module, leaf = d.path.rsplit(".", 1)
     same = [c.rsplit(".", 1)[1] for c in candidates if c.rsplit(".", 1)[0] == module]
-    match = difflib.get_close_matches(d.name, same, n=1, cutoff=0.75)
-    target = f"{module}.{match[0]}" if match else None
-    if target is None:
-        across = difflib.get_close_matches(d.path, candidates, n=1, cutoff=0.88)
-        target = across[0] if across else None
-    if target is None:
-        return None, None
-    return _statement(target, d.value), None
+    tries = [f"{module}.{m}" for m in difflib.get_close_matches(d.name, same, n=3, cutoff=0.75)]
+    across = [
+        c for c in difflib.get_close_matches(d.path, candidates, n=5, cutoff=0.88)
+        if difflib.SequenceMatcher(None, leaf, c.rsplit(".", 1)[1]).ratio() >= 0.75
+    ]
+    for target in tries + [c for c in across if c not in tries]:
+        text = _safe_statement(target, d.value)
+        if text is not None:
+            return text, None
+    return None, None
 
 
-def _statement(target: str, value: Any) -> str:
-    obj = _resolve_quiet(target)
-    if callable(obj) and not isinstance(obj, type):
-        return f"{target}({_value_text(value)})"
-    return f"{target} = {_value_text(value)}"
+_MISSING = object()
 
 
-def _resolve_quiet(path: str) -> Any:
+def _real_attr(obj: Any, name: str) -> Any:
+    """``obj.name`` as PyTorch defines it: a submodule from sys.modules and a class-level
+    object (PropModule's cudnn.conv) win over a value the user assigned on top of them."""
+    if isinstance(obj, types.ModuleType):
+        sub = sys.modules.get(f"{vars(obj).get('__name__', '')}.{name}")
+        if isinstance(sub, types.ModuleType):
+            return sub
+    for klass in _own_classes(obj):
+        static = vars(klass).get(name, _MISSING)
+        if static is not _MISSING and not hasattr(type(static), "__get__"):
+            return static
+    return getattr(obj, name)
+
+
+def _resolve_target(path: str) -> Any:
+    """The object at a dotted torch path, or _MISSING when it cannot be read (a getter that
+    raises, cufft_plan_cache on a CPU build, a name that does not exist)."""
     obj: Any = sys.modules.get("torch")
-    for part in path.split(".")[1:]:
-        try:
-            obj = getattr(obj, part)
-        except Exception:  # noqa: BLE001 - e.g. cufft_plan_cache on a CPU build
-            return None
+    if obj is None:
+        return _MISSING
+    try:
+        for part in path.split(".")[1:]:
+            obj = _real_attr(obj, part)
+    except Exception:  # noqa: BLE001 - whatever the getter raised: not a safe suggestion
+        return _MISSING
     return obj
+
+
+def _deprecated(obj: Any) -> bool:
+    """PEP 702 ``@deprecated`` (torch.backends.cuda.sdp_kernel) or a docstring that says so."""
+    try:
+        if getattr(obj, "__deprecated__", None):
+            return True
+        doc = getattr(obj, "__doc__", None) if callable(obj) else None
+    except Exception:  # noqa: BLE001 - an object whose attributes raise is not suggested
+        return True
+    head = (doc or "").lstrip()[:300].lower()
+    return ".. deprecated::" in head or head.startswith("deprecated") or "is deprecated" in head
+
+
+_SIMPLE_TYPES = {"bool": bool, "int": int, "float": float, "str": str, "None": type(None)}
+
+
+def _fits_annotation(annotation: Any, value: Any, namespace: dict) -> Optional[bool]:
+    """Whether ``value`` fits a parameter annotation: True / False, None when the annotation
+    says nothing checkable (absent, or a type we cannot resolve)."""
+    if annotation in ("", None, inspect.Parameter.empty):
+        return None
+    if isinstance(annotation, str):
+        text = annotation.replace("typing.", "").replace(" ", "")
+        for wrapper in ("Optional[", "Union["):
+            if text.startswith(wrapper) and text.endswith("]"):
+                parts = text[len(wrapper):-1].split(",") + (["None"] if wrapper == "Optional[" else [])
+                return _fits_any([_SIMPLE_TYPES.get(p.lstrip("_")) for p in parts], value)
+        if "|" in text:
+            return _fits_any([_SIMPLE_TYPES.get(p.lstrip("_")) for p in text.split("|")], value)
+        resolved = _SIMPLE_TYPES.get(text.lstrip("_"), namespace.get(text))
+        return _fits_any([resolved], value) if resolved is not None else None
+    args = getattr(annotation, "__args__", None)
+    if args and getattr(annotation, "__origin__", None) is not None or isinstance(
+        annotation, getattr(types, "UnionType", ())
+    ):
+        return _fits_any(list(args or ()), value)
+    return _fits_any([annotation], value)
+
+
+def _fits_any(types_: list, value: Any) -> Optional[bool]:
+    known = [t for t in types_ if isinstance(t, type)]
+    if not known or len(known) < len(types_):
+        # an unresolvable member (an enum of torch._C) may take the value: say only what we know
+        return True if any(_fits_type(t, value) for t in known) else None
+    return any(_fits_type(t, value) for t in known)
+
+
+def _fits_type(t: type, value: Any) -> bool:
+    if isinstance(value, bool) and t is not bool:
+        return False  # True where an int is expected is a mistake, not a count
+    if t is float and isinstance(value, int):
+        return True
+    return isinstance(value, t)
+
+
+def _call_fits(fn: Any, value: Any) -> bool:
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(value)
+    except (TypeError, ValueError):
+        return False
+    if not bound.arguments:
+        return False
+    name = next(iter(bound.arguments))
+    param = sig.parameters[name]
+    if param.kind is inspect.Parameter.VAR_POSITIONAL:
+        return True
+    annotation = param.annotation
+    if isinstance(annotation, str):
+        try:
+            import typing
+
+            annotation = typing.get_type_hints(fn).get(name, annotation)
+        except Exception:  # noqa: BLE001 - fall back to the annotation's text
+            pass
+    ns = vars(sys.modules.get(getattr(fn, "__module__", "") or "", builtins))
+    return _fits_annotation(annotation, value, ns) is not False
+
+
+def _safe_statement(target: str, value: Any) -> Optional[str]:
+    """The statement that sets ``target`` to ``value``, or None when pasting it would fail,
+    warn, or set something else: the target is missing, deprecated, a constant, or does not
+    take the value."""
+    leaf = target.rsplit(".", 1)[1]
+    if leaf.isupper() or leaf.startswith("_"):
+        return None  # VERBOSE_ON, CUDNN_TENSOR_DTYPES: constants, not settings
+    obj = _resolve_target(target)
+    if obj is _MISSING or _deprecated(obj):
+        return None
+    if isinstance(obj, (types.ModuleType, type)):
+        return None
+    if callable(obj):
+        return f"{target}({_value_text(value)})" if _call_fits(obj, value) else None
+    if obj is None or not _fits_type(type(obj), value):
+        return None  # nothing to compare the value with, or a value of another type
+    parent = _resolve_target(target.rsplit(".", 1)[0])
+    try:
+        choices = getattr(parent, f"supported_{leaf}s", None)
+    except Exception:  # noqa: BLE001
+        choices = None
+    if isinstance(choices, (list, tuple)) and value not in choices:
+        return None  # quantized.engine takes one of quantized.supported_engines
+    return f"{target} = {_value_text(value)}"
 
 
 def dead_attributes() -> list[dict[str, Any]]:
