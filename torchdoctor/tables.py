@@ -848,3 +848,118 @@ def torchaudio_for(torch_version: Any) -> Optional[str]:
     release = _release(torch_version)
     value = release.get("torchaudio") if release else None
     return str(value) if value is not None else None
+
+
+# ----------------------------------------------------------------------------------------
+# torch.compile support (torch_releases.yaml `compile`) and CPU inference stacks
+# (cpu_stacks.yaml). Self-contained: new table functions for rule conditions.
+# ----------------------------------------------------------------------------------------
+
+
+def _compile_table() -> dict:
+    data = load("torch_releases").get("compile")
+    return data if isinstance(data, dict) else {}
+
+
+def _message_for(rows: Any, version: Version) -> Optional[str]:
+    """The ``message`` of the first row whose ``torch`` specifier contains ``version``."""
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            if SpecifierSet(str(row["torch"])).contains(version, prereleases=True):
+                return str(row["message"])
+        except (InvalidSpecifier, KeyError, TypeError):
+            raise DataFileError(f"rules/data/torch_releases.yaml: compile: bad row {row!r}") from None
+    return None
+
+
+def compile_python_support(torch_version: Any, python_version: Any) -> Optional[dict]:
+    """Whether ``torch.compile`` (TorchDynamo) of a torch release accepts a Python minor:
+    {"supported": bool, "python": "3.12", "first_torch": "2.4" (None: no release yet),
+    "max_python": newest minor this release compiles on, "error": the RuntimeError text it raises}.
+
+    None (not judged) when a version cannot be read, the release predates torch.compile (< 2.0),
+    the minor is not in the table, or the release is newer than the table was checked through and
+    no row says it supports the minor."""
+    version, python = _version(torch_version), _majmin(python_version)
+    if version is None or python is None or version < Version("2.0"):
+        return None
+    table = _compile_table()
+    rows = [r for r in table.get("python") or [] if isinstance(r, dict) and _majmin(r.get("python"))]
+    row = next((r for r in rows if _majmin(r["python"]) == python), None)
+    if row is None:
+        return None
+    first = _version(row.get("first_torch"))
+    supported = first is not None and version >= first
+    checked = _version(table.get("checked_through"))
+    if not supported and (checked is None or version.release[:2] > checked.release[:2]):
+        return None
+    ok = [r["python"] for r in rows
+          if _version(r.get("first_torch")) is not None and version >= _version(r["first_torch"])]
+    return {
+        "supported": supported,
+        "python": f"{python[0]}.{python[1]}",
+        "first_torch": str(row["first_torch"]) if row.get("first_torch") is not None else None,
+        "max_python": str(max(ok, key=_majmin)) if ok else None,
+        "error": None if supported else _message_for(table.get("errors"), version),
+    }
+
+
+def compile_windows_support(torch_version: Any) -> Optional[dict]:
+    """What ``torch.compile`` of a torch release does on Windows: {"supported": bool,
+    "first_torch": first release whose default (inductor) backend runs there, "error": the
+    RuntimeError text it raises, "scope": which backends it refuses}. None when the version
+    cannot be read or predates torch.compile (< 2.0)."""
+    version = _version(torch_version)
+    windows = _compile_table().get("windows")
+    if version is None or version < Version("2.0") or not isinstance(windows, dict):
+        return None
+    first = str(windows.get("first_torch"))
+    supported = _version(first) is not None and version >= _version(first)
+    rows = [] if supported else [r for r in windows.get("errors") or [] if _message_for([r], version)]
+    row = rows[0] if rows else None
+    return {"supported": supported, "first_torch": first,
+            "error": str(row["message"]) if row else None,
+            "scope": str(row.get("scope")) if row and row.get("scope") else None}
+
+
+@functools.cache
+def _cpu_stacks() -> tuple:
+    where = "rules/data/cpu_stacks.yaml"
+    data = load("cpu_stacks")
+    entries = data.get("stacks") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise DataFileError(f"{where}: expected a mapping with a `stacks` list")
+    out = []
+    for i, entry in enumerate(entries):
+        key = (entry.get("name") or entry.get("prefix")) if isinstance(entry, dict) else None
+        if not isinstance(key, str) or not all(entry.get(k) for k in ("what", "reason", "source")):
+            raise DataFileError(
+                f"{where}: stacks[{i}] needs `name` or `prefix`, `what`, `reason` and `source`"
+            )
+        out.append(entry)
+    return tuple(out)
+
+
+def cpu_inference_stacks(versions: Any) -> list:
+    """The CPU inference stacks of cpu_stacks.yaml among installed distributions (``versions``:
+    packages.versions, normalised name -> version; a dict or the rule engine's read-only mapping
+    view): ["intel-extension-for-pytorch 2.5.0", ...], sorted; [] when none is installed or
+    ``versions`` is not a mapping (unknown)."""
+    items = getattr(versions, "items", None)
+    if isinstance(versions, (str, bytes)) or not callable(items):
+        return []
+    found = set()
+    for name, installed in items():
+        if not isinstance(name, str):
+            continue
+        text = str(installed or "").lower()
+        for entry in _cpu_stacks():
+            prefix = entry.get("prefix")
+            if name != entry.get("name") and not (prefix and name.startswith(prefix)):
+                continue
+            if entry.get("version_contains") and entry["version_contains"] not in text:
+                continue
+            if entry.get("version_excludes") and entry["version_excludes"] in text:
+                continue
+            found.add(f"{name} {installed}" if installed else name)
+    return sorted(found)
