@@ -30,7 +30,7 @@ import pkgutil
 import random
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from torchdoctor.facts import Facts, TorchFacts
@@ -473,9 +473,10 @@ class Kind:
     tag: str  # function | class | call | module | import | any
     arity: int = 0
     callee: str = ""
-    params: tuple[str, ...] = ()
+    params: tuple[str, ...] = field(default=(), compare=False)
     """A function's positional parameter annotations as written in source ("bool"; "" when
-    none), so that a "did you mean f(value)" is only offered for a value f takes."""
+    none), so that a "did you mean f(value)" is only offered for a value f takes. Not part of
+    the kind's identity (how the name is bound)."""
 
 
 ANY = Kind("any")
