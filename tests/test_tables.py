@@ -76,7 +76,7 @@ POLICY_FILES = {"diff_relevance.yaml"}
 def _yaml_with_lines(path: Path):
     """The file parsed with line numbers on every mapping (the loader tables.load checks with)."""
     return yaml.load(
-        path.read_text(encoding="utf-8"), Loader=tables._Loader
+        path.read_text(encoding="utf-8"), Loader=tables._line_loader()
     )  # a SafeLoader subclass
 
 

@@ -15,14 +15,23 @@ from torchdoctor.facts import Facts
 from torchdoctor.report import Plan, Report
 from torchdoctor.workload import Workload, build_workload
 
+MAX_TIMEOUT = 86400.0
+"""Longest deadline for the torch child (a day)."""
+
 
 def probe(python: Optional[str] = None, timeout: float = 60.0) -> Facts:
     """Probe this machine (torch read in a child of ``python``, default this interpreter)."""
+    import math
     import sys
 
+    from torchdoctor.errors import UserError
     from torchdoctor.probes import ProbeContext, collect
+    from torchdoctor.safeio import clip
 
-    return collect(ProbeContext(python=python or sys.executable, timeout=timeout))
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+            math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise UserError(f"timeout={clip(timeout)}: give a number of seconds above 0 and at most {MAX_TIMEOUT}")
+    return collect(ProbeContext(python=python or sys.executable, timeout=float(timeout)))
 
 
 def plan_report(rules: Sequence[Any], facts: Facts, workload: Optional[Workload], *,
@@ -31,6 +40,10 @@ def plan_report(rules: Sequence[Any], facts: Facts, workload: Optional[Workload]
     from torchdoctor.engine import evaluate
     from torchdoctor.render.snippet import render as render_snippet
 
+    if torch_version is not None:
+        from torchdoctor.synthetic import check_torch_version
+
+        check_torch_version(torch_version)
     report = evaluate(rules, facts, workload, command="recommend", torch_version=torch_version,
                       ignore=ignore)
     return report.model_copy(update={"snippet": render_snippet(report)})

@@ -12,12 +12,12 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import BaseModel
 from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpression
 
 from torchdoctor import __version__, tables
-from torchdoctor.errors import RuleConflictError
+from torchdoctor.errors import RuleConflictError, RuleFileError
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 from torchdoctor.report import (
     DroppedSetting,
@@ -28,7 +28,8 @@ from torchdoctor.report import (
     Skipped,
     sort_findings,
 )
-from torchdoctor.rules import PRECEDENCE_RANK, Expr, Rule, message_env
+from torchdoctor.rules import PRECEDENCE_RANK, Expr, Rule
+from torchdoctor.safeio import clip
 from torchdoctor.settings import Registry, load_registry
 from torchdoctor.workload import Workload
 
@@ -176,6 +177,15 @@ class MapView:
         return bool(self._data)
 
 
+def _allow_view_methods() -> None:
+    from torchdoctor.sandbox import MAP_METHODS, allow_methods
+
+    allow_methods(MapView, MAP_METHODS)
+
+
+_allow_view_methods()
+
+
 def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for ns in NAMESPACES:
@@ -202,8 +212,8 @@ def v(text: Any) -> Version:
         raise TypeError("v(None): the version is known to be absent")
     try:
         parsed = Version(str(text).strip())
-    except InvalidVersion:
-        raise FactUnavailable("version", f"unparseable version {text!r}") from None
+    except ValueError:  # InvalidVersion, or a release number over 4300 digits
+        raise FactUnavailable("version", f"unparseable version {clip(text)}") from None
     return Version(parsed.base_version)
 
 
@@ -238,6 +248,9 @@ TABLE_FUNCTIONS = (
     "wheel_index_url",
     "mps_min_macos",
     "latest_release",
+    "compile_python_support",
+    "compile_windows_support",
+    "cpu_inference_stacks",
 )
 
 BASE_FUNCTIONS: dict[str, Any] = {
@@ -319,7 +332,7 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Out
         return Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)
     except (InvalidExpression, FeatureNotAvailable, TypeError, ValueError, KeyError,
             AttributeError, IndexError, ZeroDivisionError, SyntaxError) as exc:
-        return Outcome(rule, "error", reason=f"{type(exc).__name__}: {exc}")
+        return Outcome(rule, "error", reason=_reason(exc))
     if not fired:
         return Outcome(rule, "ok")
     recommend: dict[str, Any] = {}
@@ -330,22 +343,63 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Out
             except FactUnavailable as exc:
                 return Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)
             except Exception as exc:  # noqa: BLE001 - a broken expression is a rule bug
-                return Outcome(rule, "error", reason=f"recommend {key}: {type(exc).__name__}: {exc}")
+                return Outcome(rule, "error", reason=f"recommend {key}: {_reason(exc)}")
         else:
             recommend[key] = value
     return Outcome(rule, "fired", message=render_message(rule, facts, workload), recommend=recommend)
 
 
-def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
-    context = views(facts, workload, strict=False)
-    context.update(functions())
-    strict = make_evaluator(views(facts, workload, strict=True)).functions
-    context["known"], context["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
+def _as_typed(text: Any) -> str:
+    """A version in a reason: as it is when short printable text, else bounded by clip()."""
+    if isinstance(text, str) and len(text) <= 80 and text.isprintable():
+        return text
+    return clip(text)
+
+
+def _reason(exc: BaseException) -> str:
+    """A rule error's reason, bounded (an exception may quote a value of any size)."""
     try:
-        text = message_env().from_string(rule.message).render(**context)
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - e.g. an int over 4300 digits in the message
+        text = ""
+    return f"{type(exc).__name__}: {' '.join(text.split())[:300]}"
+
+
+def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
+    """The rule's message, rendered in the sandbox (:mod:`torchdoctor.sandbox`).
+
+    What the message *does* wrong (call a function it may not, reach a private attribute,
+    build a value or loop beyond the budgets) is a rule error: RuleFileError with the rule
+    file's ``path:line``, exit 2. What the *facts* make fail (an index out of range, a
+    version that does not parse) keeps the finding with its summary."""
+    from torchdoctor import sandbox
+
+    fns = functions()
+    strict = make_evaluator(views(facts, workload, strict=True)).functions
+    fns["known"], fns["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
+    context = views(facts, workload, strict=False)
+    context.update(fns)
+    try:
+        text = sandbox.render(rule.message, context, fns)
+    except (sandbox.TemplateProblem, sandbox.security_error()) as exc:
+        raise message_error(rule, exc) from None
     except Exception as exc:  # noqa: BLE001 - never lose a finding over its wording
         text = f"{rule.summary} (message could not be rendered: {type(exc).__name__})"
     return " ".join(text.split())
+
+
+def message_error(rule: Rule, exc: BaseException) -> RuleFileError:
+    """``path:line: rule ID: message: what`` for a message the sandbox refused."""
+    where = f"rule {rule.id}"
+    if rule.path:
+        from torchdoctor import yamlio
+
+        try:
+            text = yamlio.read_text(rule.path, RuleFileError, what="rule file")
+            where = f"{rule.path}:{yamlio.line_of_key(text, ('message',))}: rule {rule.id}"
+        except RuleFileError:
+            where = f"{rule.path}: rule {rule.id}"
+    return RuleFileError(f"{where}: message: {' '.join(str(exc).split())[:300]}")
 
 
 def evaluate(
@@ -425,7 +479,7 @@ def resolve_plan(
             try:
                 value = setting.validate_value(value)
             except ValueError as exc:
-                dropped.append(DroppedSetting(key=key, value=repr(value), rule=out.rule.id, reason=str(exc)))
+                dropped.append(DroppedSetting(key=key, value=clip(value), rule=out.rule.id, reason=str(exc)))
                 continue
             if not setting.available_in(torch_version):
                 dropped.append(
@@ -433,7 +487,7 @@ def resolve_plan(
                         key=key,
                         value=value,
                         rule=out.rule.id,
-                        reason=f"{key} does not exist or is not needed in torch {torch_version}",
+                        reason=f"{key} does not exist or is not needed in torch {_as_typed(torch_version)}",
                     )
                 )
                 continue
@@ -444,7 +498,7 @@ def resolve_plan(
                         key=key,
                         value=value,
                         rule=out.rule.id,
-                        reason=f"{key} = {value!r} does not exist in torch {torch_version}"
+                        reason=f"{key} = {clip(value)} does not exist in torch {_as_typed(torch_version)}"
                         + (f": {' '.join(note.split())}" if note else ""),
                     )
                 )
@@ -462,7 +516,7 @@ def resolve_plan(
             elif out.rule.precedence == win_out.rule.precedence:
                 raise RuleConflictError(
                     f"rules '{win_out.rule.id}' and '{out.rule.id}' (both {out.rule.precedence}) "
-                    f"recommend {key} = {win_value!r} and {value!r}: a rule-set conflict"
+                    f"recommend {key} = {clip(win_value)} and {clip(value)}: a rule-set conflict"
                 )
             else:
                 overrides.append(Overridden(rule=out.rule.id, value=value, reason=out.message))
@@ -503,8 +557,8 @@ def _drop_unmet_requirements(
                     continue
                 wanted = req.setting
                 if req.values:
-                    wanted += " = " + " or ".join(repr(v) for v in req.values)
-                state = "was dropped from" if other is None else f"is {other.value!r} in"
+                    wanted += " = " + " or ".join(clip(v) for v in req.values)
+                state = "was dropped from" if other is None else f"is {clip(other.value)} in"
                 reason = f"needs {wanted}, which {state} this plan: {' '.join(req.reason.split())}"
                 dropped += [DroppedSetting(key=key, value=rec.value, rule=rule, reason=reason)
                             for rule in [rec.rule, *rec.also]]

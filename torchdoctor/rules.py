@@ -9,17 +9,16 @@ checked against the settings registry — so a typo fails at load, never silentl
 from __future__ import annotations
 
 import ast
-import functools
 import json
 from pathlib import Path
 from typing import Any, Iterable, Literal, Optional, Sequence, Union, get_args, get_origin
 
-import jinja2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from torchdoctor import yamlio
 from torchdoctor.errors import RuleFileError
+from torchdoctor.safeio import clip
+from torchdoctor.sandbox import TemplateProblem
 from torchdoctor.facts import NAMESPACE_MODELS, Unavailable
 from torchdoctor.paths import default_rules_dir
 from torchdoctor.report import CATEGORIES
@@ -94,6 +93,11 @@ class Rule(_M):
 # loading
 # ----------------------------------------------------------------------------------------
 
+MAX_RULE_FILES = 2000
+"""Rule files in one run, shipped and user rules together."""
+MAX_RULE_BYTES = 256 * 1024
+"""Size of one rule file (the largest shipped rule is about 10 kB)."""
+
 
 def rule_files(directory: Path) -> list[Path]:
     directory = Path(directory)
@@ -105,23 +109,36 @@ def rule_files(directory: Path) -> list[Path]:
         if len(rel) < 2 or rel[0] in NON_RULE_DIRS:
             continue  # top-level files (settings.yaml, tasks.yaml) and data/ are not rules
         out.append(path)
+        _check_count(out, directory)
     return out
+
+
+def _check_count(paths: list, where: Any) -> None:
+    if len(paths) > MAX_RULE_FILES:
+        raise RuleFileError(f"{where}: more than {MAX_RULE_FILES} rule files; refusing to load them")
 
 
 def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registry] = None,
                extra_files: Iterable[Path] = ()) -> list[Rule]:
-    """Load and check the shipped rules plus ``dirs`` (user rules)."""
+    """Load and check the shipped rules plus ``dirs`` (user rules).
+
+    Parsing and checking 85 files costs more than the rest of a `check`: the checked result is
+    kept in the on-disk cache of :mod:`torchdoctor.rulecache` (keyed by every file's bytes, so
+    an edit is never missed) and in this process, and re-validated with the pydantic model
+    when it is read back."""
     registry = registry or load_registry()
     paths = list(rule_files(default_rules_dir()))
     for d in dirs or []:
         d = Path(d)
         paths += [d] if d.is_file() else rule_files_any(d)
+        _check_count(paths, d)
     paths += [Path(p) for p in extra_files]
+    _check_count(paths, "rules")
+    texts = [_read_rule(path) for path in paths]
     rules: dict[str, Rule] = {}
-    for path in paths:
-        rule = load_rule_file(path, registry)
+    for rule in _load_texts(paths, texts, registry):
         if rule.id in rules:
-            raise RuleFileError(f"{path}: duplicate rule id '{rule.id}' (also in {rules[rule.id].path})")
+            raise RuleFileError(f"{rule.path}: duplicate rule id '{rule.id}' (also in {rules[rule.id].path})")
         rules[rule.id] = rule
     return list(rules.values())
 
@@ -139,81 +156,119 @@ def rule_files_any(directory: Path) -> list[Path]:
         if len(rel) == 1 and rel[0] in NON_RULE_FILES:
             continue
         out.append(p)
+        _check_count(out, directory)
     return out
 
 
-@functools.lru_cache(maxsize=512)
-def _load_cached(path: str, mtime: float, registry_id: int) -> Rule:
-    return _load_rule_file(Path(path), _REGISTRIES[registry_id])
+def _read_rule(path: Path) -> str:
+    """A rule file's text: a regular file (a FIFO or /dev/zero is one line), bounded, UTF-8."""
+    return yamlio.read_text(path, RuleFileError, what="rule file", limit=MAX_RULE_BYTES)
 
 
-_REGISTRIES: dict[int, Registry] = {}
+_MEMO: dict[str, list] = {}
+"""Checked rules of this process by key (tests and the API load the same files many times)."""
+
+
+def _load_texts(paths: Sequence[Path], texts: Sequence[str], registry: Registry) -> list[Rule]:
+    from torchdoctor import rulecache
+
+    inputs = [("settings", registry_digest(registry).encode())]
+    inputs += [(str(p), t.encode("utf-8")) for p, t in zip(paths, texts)]
+    key = rulecache.make_key(inputs)
+    if key in _MEMO:
+        return list(_MEMO[key])
+    name = rulecache.entry_name("rules", [str(p) for p in paths])
+    cached = rulecache.load(name, key) if len(paths) > 1 else None
+    rules = _from_cache(cached, len(paths)) if cached is not None else None
+    if rules is None:
+        parsed = [_load_rule_text(path, text, registry) for path, text in zip(paths, texts)]
+        rules = [rule for rule, _ in parsed]
+        if len(paths) > 1:
+            rulecache.store(name, key, [raw for _, raw in parsed])
+    if len(_MEMO) >= 16:
+        _MEMO.clear()
+    _MEMO[key] = rules
+    return list(rules)
+
+
+def _from_cache(data: Any, count: int) -> Optional[list[Rule]]:
+    """Rules from cached raw data, re-validated by the model; None if anything is off."""
+    if not isinstance(data, list) or len(data) != count:
+        return None
+    try:
+        return [Rule.model_validate(raw) for raw in data]
+    except (ValidationError, TypeError, ValueError):
+        return None
+
+
+def registry_digest(registry: Registry) -> str:
+    """What identifies a registry's content (checks of `recommend` depend on it)."""
+    digest = getattr(registry, "_digest", None)
+    if digest:
+        return digest
+    import hashlib
+
+    return hashlib.sha256(registry.model_dump_json().encode()).hexdigest()
 
 
 def load_rule_file(path: Path, registry: Optional[Registry] = None) -> Rule:
     registry = registry or load_registry()
-    _REGISTRIES[id(registry)] = registry
-    try:
-        mtime = Path(path).stat().st_mtime
-    except OSError as exc:
-        raise RuleFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return _load_cached(str(path), mtime, id(registry))
+    path = Path(path)
+    return _load_texts([path], [_read_rule(path)], registry)[0]
 
 
-def _load_rule_file(path: Path, registry: Registry) -> Rule:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleFileError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        raw = yamlio.safe_load(text)
-    except yamlio.YAMLError as exc:
-        line = yamlio.error_line(exc)
-        raise RuleFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, dict]:
+    """Parse and check one rule file: the Rule and the raw mapping it was validated from."""
+    raw = yamlio.load_text(text, str(path), RuleFileError, aliases="none")
     if not isinstance(raw, dict):
         raise RuleFileError(f"{path}:1: a rule file must be a mapping of fields")
 
     def line_of(loc: tuple) -> int:
         # composing the node tree costs as much as parsing: only on the error path
-        return _line_of(yaml.compose(text, Loader=yaml.SafeLoader), loc)
+        return yamlio.line_of_key(text, loc)
 
+    data = {**raw, "path": str(path)}
     try:
-        rule = Rule.model_validate({**raw, "path": str(path)})
+        rule = Rule.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         line = line_of(loc)
-        where = ".".join(str(x) for x in loc) or "(top level)"
+        where = ".".join(str(x)[:60] for x in loc) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = f"unknown field '{where}'"
         elif err["type"] == "missing":
             msg = f"missing required field '{where}'"
         else:
-            msg = f"{where}: {msg}"
+            msg = f"{where}: {msg[:300]}"
         raise RuleFileError(f"{path}:{line}: {msg}") from None
 
     def fail(field: str, what: str) -> RuleFileError:
         return RuleFileError(f"{path}:{line_of((field,))}: {what}")
 
     if rule.id != path.stem:
-        raise fail("id", f"rule id '{rule.id}' must equal the file name '{path.stem}'")
+        raise fail("id", f"rule id '{rule.id}' must equal the file name {clip(path.stem)}")
     try:
         paths = fact_paths(rule.when)
     except SyntaxError as exc:
         raise fail("when", f"'when' is not a valid expression: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise fail("when", "'when' is not a valid expression: nested too deeply") from None
     for p in sorted(paths):
         problem = check_fact_path(p)
         if problem:
             raise fail("when", problem)
     try:
-        env = message_env()
-        env.parse(rule.message)
-    except jinja2.TemplateSyntaxError as exc:
-        raise fail("message", f"message template: {exc.message}") from None
+        for p in sorted(message_fact_paths(rule.message)):
+            problem = check_fact_path(p)
+            if problem:
+                raise fail("message", f"message: {problem}")
+    except TemplateProblem as exc:
+        raise fail("message", f"message: {exc}") from None
     for key, value in rule.recommend.items():
         if key not in registry:
-            raise fail("recommend", f"unknown setting key '{key}' (not in rules/settings.yaml)")
+            raise fail("recommend", f"unknown setting key {clip(key)} (not in rules/settings.yaml)")
         if isinstance(value, Expr):
             try:
                 for p in fact_paths(value.expr):
@@ -222,6 +277,8 @@ def _load_rule_file(path: Path, registry: Registry) -> Rule:
                         raise fail("recommend", problem)
             except SyntaxError as exc:
                 raise fail("recommend", f"{key}: invalid expression: {exc.msg}") from None
+            except (RecursionError, MemoryError, ValueError):
+                raise fail("recommend", f"{key}: invalid expression: nested too deeply") from None
         else:
             try:
                 registry[key].validate_value(value)
@@ -233,34 +290,55 @@ def _load_rule_file(path: Path, registry: Registry) -> Rule:
                 if ns not in ROOT_NAMES:
                     raise RuleFileError(
                         f"{path}:{line_of(('examples', group, i, 'facts', ns))}: "
-                        f"example '{example.name}': unknown namespace '{ns}'"
+                        f"example {clip(example.name)}: unknown namespace {clip(ns)}"
                     )
-    return rule
+    return rule, data
 
 
-def _line_of(node: Any, loc: tuple) -> int:
-    """Best line number for a pydantic error location in a composed YAML tree."""
-    line = node.start_mark.line + 1 if node is not None else 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    node = v
-                    line = k.start_mark.line + 1
-                    break
-            else:
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
+def message_names() -> frozenset:
+    """Names a message template may read: the fact namespaces, workload, and the functions
+    conditions have (the same set the engine passes when it renders)."""
+    from torchdoctor.engine import functions
+
+    return frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"}
 
 
-@functools.lru_cache(maxsize=1)
-def message_env() -> jinja2.Environment:
-    return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+def message_fact_paths(message: str) -> set[str]:
+    """Check a message template (``sandbox.check_message``: raises TemplateProblem) and return
+    the fact paths it reads through attributes (``torch.version``, ``gpu.devices[]``)."""
+    from jinja2 import nodes
+
+    from torchdoctor.sandbox import check_message
+
+    tree = check_message(message, message_names())
+
+    def chain(node: Any) -> Optional[str]:
+        if isinstance(node, nodes.Name):
+            return node.name if node.name in ROOT_NAMES and node.ctx == "load" else None
+        if isinstance(node, nodes.Getattr):
+            base = chain(node.node)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, nodes.Getitem):
+            base = chain(node.node)
+            if isinstance(node.arg, nodes.Slice):
+                return base  # a slice of a text or list is of the same type
+            return f"{base}[]" if base else None
+        return None
+
+    shadowed = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    out: set[str] = set()
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        path = chain(node)
+        if path and path.split(".")[0].split("[")[0] not in shadowed:
+            out.add(path)
+    return out
+
+
+def message_env() -> Any:
+    """The sandboxed jinja2 environment rule messages are checked and rendered in."""
+    from torchdoctor.sandbox import environment
+
+    return environment()
 
 
 # ----------------------------------------------------------------------------------------

@@ -11,16 +11,23 @@ becomes Python source: values are validated against the type first and written w
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 from torchdoctor import yamlio
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
 
 from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import default_rules_dir
+from torchdoctor.safeio import clip
+
+MAX_INT = 2**63 - 1
+"""Largest integer a setting takes (a thread count, a seed): what torch's C++ side holds."""
+MAX_TEXT = 4096
+"""Longest text value of a setting."""
 
 Kind = Literal["env", "assign", "call", "code"]
 KIND_ORDER = {"env": 0, "call": 1, "assign": 1, "code": 2}
@@ -89,26 +96,33 @@ class Setting(_Writers):
 
     # -- validation of values -----------------------------------------------------------
     def validate_value(self, value: Any) -> Any:
-        """Return the value coerced to the setting's type, or raise ValueError."""
+        """Return the value coerced to the setting's type, or raise ValueError (whose message
+        echoes the value through ``clip``: a computed value may be any size)."""
         t = self.type
         if t == "bool":
             if isinstance(value, bool):
                 return value
-            raise ValueError(f"{self.key} expects true/false, got {value!r}")
+            raise ValueError(f"{self.key} expects true/false, got {clip(value)}")
         if t in ("int", "float"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{self.key} expects a number, got {value!r}")
+                raise ValueError(f"{self.key} expects a number, got {clip(value)}")
+            if isinstance(value, int) and abs(value) > MAX_INT:
+                raise ValueError(f"{self.key}: {clip(value)} is out of range (at most {MAX_INT})")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{self.key} expects a finite number, got {clip(value)}")
             if t == "int":
                 if int(value) != value:
-                    raise ValueError(f"{self.key} expects an integer, got {value!r}")
+                    raise ValueError(f"{self.key} expects an integer, got {clip(value)}")
                 value = int(value)
             if self.min is not None and value < self.min:
-                raise ValueError(f"{self.key} must be >= {self.min:g}, got {value!r}")
+                raise ValueError(f"{self.key} must be >= {self.min:g}, got {clip(value)}")
             return value
         if not isinstance(value, str):
-            raise ValueError(f"{self.key} expects text, got {value!r}")
+            raise ValueError(f"{self.key} expects text, got {clip(value)}")
+        if len(value) > MAX_TEXT:
+            raise ValueError(f"{self.key}: a value of {len(value)} characters (at most {MAX_TEXT})")
         if t == "enum" and value not in (self.choices or []):
-            raise ValueError(f"{self.key} must be one of {', '.join(self.choices or [])}, got {value!r}")
+            raise ValueError(f"{self.key} must be one of {', '.join(self.choices or [])}, got {clip(value)}")
         if t == "str":
             # free text never reaches generated code: only printable, no quotes/newlines
             if any(c in value for c in "\"'\\\n\r") or not value.isprintable():
@@ -157,7 +171,7 @@ class Setting(_Writers):
         value = self.validate_value(value)
         code = self.resolve(torch_version).writer(value)
         if code is None:
-            raise ValueError(f"{self.key} = {value!r} cannot be written for torch {torch_version}")
+            raise ValueError(f"{self.key} = {clip(value)} cannot be written for torch {str(torch_version)[:80]}")
         raw = value if (self.type == "enum" and str(value).isidentifier()) else "INVALID"
         return code.replace("{value}", repr(value)).replace("{raw}", str(raw))
 
@@ -167,7 +181,7 @@ def _version(text: Optional[str]) -> Optional[Version]:
         return None
     try:
         v = Version(str(text))
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a release number over 4300 digits
         return None
     return Version(v.base_version)  # 2.13.0+cpu / 2.13.0.dev2026 compare as 2.13.0
 
@@ -175,6 +189,8 @@ def _version(text: Optional[str]) -> Optional[Version]:
 class Registry(BaseModel):
     model_config = ConfigDict(frozen=True)
     settings: dict[str, Setting]
+    _digest: str = PrivateAttr("")
+    """SHA-256 of the settings file it was loaded from (part of the rule cache's key)."""
 
     def __contains__(self, key: str) -> bool:
         return key in self.settings
@@ -192,7 +208,10 @@ def load_registry(path: Optional[Path] = None) -> Registry:
 
 @functools.lru_cache(maxsize=4)
 def _load_registry(path: str) -> Registry:
-    raw = yamlio.read_file(path, RuleFileError)
+    import hashlib
+
+    text = yamlio.read_text(path, RuleFileError, what="settings file")
+    raw = yamlio.load_text(text, path, RuleFileError, aliases="none")
     if not isinstance(raw, dict) or not isinstance(raw.get("settings"), dict):
         raise RuleFileError(f"{path}: expected a mapping with a 'settings' table")
     out: dict[str, Setting] = {}
@@ -204,10 +223,12 @@ def _load_registry(path: str) -> Registry:
             _check_writers(setting)
         except (ValidationError, InvalidSpecifier, TypeError, ValueError) as exc:
             first = str(exc).splitlines()
-            raise RuleFileError(f"{path}: setting {key}: {' '.join(first[:3])}") from None
+            raise RuleFileError(f"{path}: setting {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
         out[key] = setting
     _check_requires(path, out)
-    return Registry(settings=out)
+    registry = Registry(settings=out)
+    registry._digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return registry
 
 
 def _check_writers(setting: Setting) -> None:

@@ -16,6 +16,7 @@ from typing import Optional
 
 from torchdoctor import tables
 from torchdoctor.errors import UserError
+from torchdoctor.safeio import clip
 from torchdoctor.facts import Facts, GpuDevice, GpuFacts, TorchFacts, Unavailable
 
 NOT_HERE = "planning for another machine (--gpu): not known"
@@ -23,6 +24,10 @@ CPU_NOT_HERE = ("planning from --gpu: thread, AMX/bf16 and DataLoader advice nee
                 "(`torchdoctor probe > facts.json` there, then --facts facts.json)")
 MAX_COUNT = 64
 """GPUs in one machine (the facts describe one node)."""
+MAX_SPEC = 200
+"""Characters of a --gpu value ("8x NVIDIA H100 80GB HBM3" is 24)."""
+MAX_VERSION = 64
+"""Characters of a --torch-version value."""
 
 VENDOR_WORDS = ("nvidia", "geforce", "tesla")
 SUFFIX = re.compile(r"(?:\s*(?:\d+ gb|sxm\d*|pcie|nvl|hbm\d*(?: e)?|laptop|gpu|mobile))*\s*")
@@ -68,15 +73,21 @@ def _names() -> dict[str, tuple[str, ...]]:
 def parse_gpu(text: str) -> GpuSpec:
     """``[N x] [NVIDIA|GeForce|Tesla] MODEL [suffixes]`` -> count, device name, compute capability;
     anything else is a UserError with close matches."""
-    spec = " ".join(str(text).split())
+    if not isinstance(text, str):
+        raise UserError(f"--gpu {clip(text)}: give a GPU name as text")
+    if len(text) > MAX_SPEC:
+        raise UserError(f"--gpu {clip(text)}: a GPU name of {len(text)} characters (at most {MAX_SPEC})")
+    spec = " ".join(text.split())
     if not spec:
         raise UserError('--gpu is empty: give a GPU name ("A100", "4x RTX 4090") or "cpu"')
     count, name = 1, spec
     m = COUNT.fullmatch(spec)
     if m:
-        count, name = int(m.group(1)), m.group(2).strip()
+        digits, name = m.group(1), m.group(2).strip()
+        # int() of a long digit string is refused past 4300 digits: compare the text first
+        count = int(digits) if len(digits.lstrip("0")) <= 3 else MAX_COUNT + 1
         if not 1 <= count <= MAX_COUNT:
-            raise UserError(f"--gpu {text!r}: the GPU count must be 1 to {MAX_COUNT} (GPUs in one machine)")
+            raise UserError(f"--gpu {clip(text)}: the GPU count must be 1 to {MAX_COUNT} (GPUs in one machine)")
     tokens = _strip_vendor(tables._tokens(name))
     names = _names()
     for end in range(len(tokens), 0, -1):
@@ -85,18 +96,39 @@ def parse_gpu(text: str) -> GpuSpec:
             ccs = {tables.cc_for_gpu_name(t) for t in names[key]}
             cc = ccs.pop() if len(ccs) == 1 else None
             if cc is None:
-                raise UserError(f"--gpu {text!r}: this name covers GPUs of different compute capability; "
+                raise UserError(f"--gpu {clip(text)}: this name covers GPUs of different compute capability; "
                                 "give the exact model")
             return GpuSpec(count=count, name=_device_name(name, names[key][0]), cc=cc)
     if any(NOT_NVIDIA.fullmatch(t) for t in tables._tokens(name)):
-        raise UserError(f"--gpu {text!r}: planning for another machine covers NVIDIA GPUs and CPU only; "
+        raise UserError(f"--gpu {clip(text)}: planning for another machine covers NVIDIA GPUs and CPU only; "
                         "run torchdoctor on that machine (or pass its facts with --facts)")
     typed = _key(tokens)
     close = difflib.get_close_matches(typed, list(names), n=4, cutoff=0.6) if typed else []
     if not close:  # "V100banana": a known name with junk after it
         close = sorted((k for k in names if typed.startswith(k)), key=len, reverse=True)[:3]
     hint = f"; close matches: {', '.join(names[c][0] for c in close)}" if close else ""
-    raise UserError(f"--gpu {text!r}: unknown GPU name{hint}")
+    raise UserError(f"--gpu {clip(text)}: unknown GPU name{hint}")
+
+
+def check_torch_version(text: object, known_only: bool = False) -> str:
+    """``--torch-version``: a version packaging can read (UserError, one line, otherwise; a
+    5,000-digit release number is not a ValueError crash) and, with ``known_only``, a release
+    whose major.minor rules/data/torch_releases.yaml lists. Returns the text."""
+    from packaging.version import Version
+
+    bad = f"--torch-version {clip(text)}: not a version (e.g. 2.13.0)"
+    if not isinstance(text, str) or len(text) > MAX_VERSION or not text.strip():
+        raise UserError(bad)
+    try:
+        wanted = Version(text)
+    except ValueError:  # InvalidVersion, or a number past Python's int-to-str limit
+        raise UserError(bad) from None
+    if known_only:
+        known = sorted({Version(str(r["version"])) for r in tables.load("torch_releases")["releases"]})
+        if known and wanted.release[:2] not in {v.release[:2] for v in known}:
+            raise UserError(f"--torch-version {text}: not a torch release torchdoctor knows "
+                            f"({known[0]} to {known[-1]}, rules/data/torch_releases.yaml)")
+    return text
 
 
 def _device_name(typed: str, match: str) -> str:
@@ -125,7 +157,11 @@ def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
     emitted setting exists in a named version."""
     off = Unavailable(unavailable=NOT_HERE)
     cpu_off = Unavailable(unavailable=CPU_NOT_HERE)
+    if torch_version is not None:
+        check_torch_version(torch_version)
     torch_version = torch_version or tables.latest_release()
+    if not isinstance(name, str) or len(name) > MAX_SPEC:
+        parse_gpu(name)  # the one message for a --gpu that is not a name
     if " ".join(str(name).split()).lower() in ("cpu", "none"):
         # what "cpu" says: no GPU, a torch without CUDA; the rest of that machine stays unknown
         torch = _torch(torch_version, cuda_build=None, hip_build=None, cuda_available=False,

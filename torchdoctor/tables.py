@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import data_dir
+from torchdoctor.safeio import clip
 
 CC = tuple  # (major, minor)
 
@@ -36,50 +36,59 @@ class DataFileError(RuleFileError):
 # ----------------------------------------------------------------------------------------
 
 
+MAX_TABLE_BYTES = 4 * 1024 * 1024
+"""Size cap of one data file (the largest is about 60 kB)."""
+
+
 class _Map(dict):
     """A YAML mapping that remembers its 1-based line."""
 
     line = 0
 
 
-class _Loader(yaml.SafeLoader):
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        data = _Map(super().construct_mapping(node, deep=True))
-        data.line = node.start_mark.line + 1
-        return data
+@functools.cache
+def _line_loader() -> type:
+    import yaml
 
+    class _Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):  # type: ignore[override]
+            data = _Map(super().construct_mapping(node, deep=True))
+            data.line = node.start_mark.line + 1
+            return data
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+    return _Loader
 
 
 @functools.cache
 def load(name: str, directory: Optional[str] = None) -> Any:
-    """Load ``rules/data/<name>.yaml`` (cached) and check its shape when a check exists."""
+    """Load ``rules/data/<name>.yaml`` (cached) and check its shape when a check exists.
+
+    Read bounded, parsed by the C loader (aliases of scalars only), checked, and kept in the
+    on-disk cache of :mod:`torchdoctor.rulecache` keyed by the file's bytes. Line numbers for
+    an error come from a second, pure-Python parse that runs only when a check fails."""
+    from torchdoctor import rulecache, yamlio
+
     path = Path(directory) if directory else data_dir()
     path = path / f"{name}.yaml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise DataFileError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    text = yamlio.read_text(path, DataFileError, what="data file", limit=MAX_TABLE_BYTES)
+    key = rulecache.make_key([(str(path), text.encode("utf-8"))])
+    entry = rulecache.entry_name(f"table-{name}", [str(path)])
+    cached = rulecache.load(entry, key)
+    if cached is not None:
+        return cached
+    data = yamlio.load_text(text, str(path), DataFileError, aliases="scalars")
     check = _CHECKS.get(name)
     if check is not None:
-        check(_Checker(path), data)
-    return _plain(data)
+        try:
+            check(_Checker(path), data)
+        except DataFileError:
+            import yaml
 
-
-def _plain(node: Any) -> Any:
-    """Plain dicts and lists again (line numbers are only needed while checking)."""
-    if isinstance(node, dict):
-        return {key: _plain(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_plain(item) for item in node]
-    return node
+            check(_Checker(path), yaml.load(text, Loader=_line_loader()))  # noqa: S506 - a SafeLoader
+            raise
+    rulecache.store(entry, key, data)
+    return data
 
 
 class _Checker:
@@ -107,15 +116,15 @@ class _Checker:
         if value is None and allow_none:
             return
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(node, f"'{key}' must be a number, got {value!r}")
+            self.fail(node, f"'{key}' must be a number, got {clip(value)}")
 
     def version(self, node: Any, key: str, value: Any, allow_none: bool = True) -> None:
         if value is None and allow_none:
             return
         try:
             Version(str(value))
-        except InvalidVersion:
-            self.fail(node, f"'{key}' is not a version: {value!r}")
+        except ValueError:  # InvalidVersion, or a release number over 4300 digits
+            self.fail(node, f"'{key}' is not a version: {clip(value)}")
 
 
 def _check_gpu_archs(c: _Checker, data: Any) -> None:
@@ -143,7 +152,7 @@ def _check_gpu_models(c: _Checker, data: Any) -> None:
         c.number(group, "cc", group["cc"], allow_none=True)
         for text in c.items(group, "match"):
             if not isinstance(text, str) or not _tokens(text):
-                c.fail(group, f"bad match string {text!r}")
+                c.fail(group, f"bad match string {clip(text)}")
 
 
 def _check_driver_min(c: _Checker, data: Any) -> None:
@@ -165,7 +174,7 @@ def _check_driver_min(c: _Checker, data: Any) -> None:
             c.version(floor, key, floor.get(key))
 
 
-_ARCH_RE = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,6})([a-z]?)$")
 
 
 def _check_wheel_archs(c: _Checker, data: Any) -> None:
@@ -184,13 +193,13 @@ def _check_wheel_archs(c: _Checker, data: Any) -> None:
             try:
                 SpecifierSet(str(entry.get("torch")))
             except InvalidSpecifier:
-                c.fail(entry, f"'torch' is not a version specifier: {entry.get('torch')!r}")
+                c.fail(entry, f"'torch' is not a version specifier: {clip(entry.get('torch'))}")
             cudas = entry.get("cuda")
             for cuda in cudas if isinstance(cudas, list) else [cudas]:
                 c.version(entry, "cuda", cuda, allow_none=False)
             for arch in c.items(entry, "archs"):
                 if not isinstance(arch, str) or not _ARCH_RE.match(arch):
-                    c.fail(entry, f"bad arch {arch!r} (expected sm_XY or compute_XY)")
+                    c.fail(entry, f"bad arch {clip(arch)} (expected sm_XY or compute_XY)")
     platforms = data.get("platforms")
     c.mapping(platforms, "platforms")
     for row in c.items(platforms, "map"):
@@ -199,17 +208,17 @@ def _check_wheel_archs(c: _Checker, data: Any) -> None:
             if not isinstance(row.get(key), list):
                 c.fail(row, f"'{key}' must be a list (null = unknown)")
         if row.get("block") not in builds:
-            c.fail(row, f"'block' names no block of builds: {row.get('block')!r}")
+            c.fail(row, f"'block' names no block of builds: {clip(row.get('block'))}")
     for block in builds.values():
         if block.get("fallback") is not None and block.get("fallback") not in builds:
-            c.fail(block, f"'fallback' names no block of builds: {block.get('fallback')!r}")
+            c.fail(block, f"'fallback' names no block of builds: {clip(block.get('fallback'))}")
     patterns = data.get("conda_build_patterns")
     c.mapping(patterns, "conda_build_patterns")
     for pattern in c.items(patterns, "patterns"):
         try:
             re.compile(pattern)
         except (re.error, TypeError) as exc:
-            c.fail(patterns, f"bad pattern {pattern!r}: {exc}")
+            c.fail(patterns, f"bad pattern {clip(pattern)}: {exc}")
 
 
 def _check_torch_releases(c: _Checker, data: Any) -> None:
@@ -231,7 +240,7 @@ def _check_rocm_archs(c: _Checker, data: Any) -> None:
     for target in c.items(data, "targets"):
         c.mapping(target, "a target")
         if not re.fullmatch(r"gfx[0-9a-f]{3,4}", str(target.get("gfx"))):
-            c.fail(target, f"'gfx' is not a gfx target: {target.get('gfx')!r}")
+            c.fail(target, f"'gfx' is not a gfx target: {clip(target.get('gfx'))}")
         c.version(target, "first_torch", target.get("first_torch"))
         c.version(target, "override", target.get("override"))
         if not target.get("source"):
@@ -243,11 +252,11 @@ def _check_sdpa_backends(c: _Checker, data: Any) -> None:
     for entry in c.items(data, "backends"):
         c.mapping(entry, "a backend entry")
         if entry.get("backend") not in ("flash", "mem_efficient", "cudnn"):
-            c.fail(entry, f"unknown backend {entry.get('backend')!r}")
+            c.fail(entry, f"unknown backend {clip(entry.get('backend'))}")
         try:
             SpecifierSet(str(entry.get("torch")))
         except InvalidSpecifier:
-            c.fail(entry, f"'torch' is not a version specifier: {entry.get('torch')!r}")
+            c.fail(entry, f"'torch' is not a version specifier: {clip(entry.get('torch'))}")
         for key in ("cc_min", "cc_max"):
             c.number(entry, key, entry.get(key), allow_none=True)
 
@@ -302,14 +311,14 @@ def _version(value: Any) -> Optional[Version]:
         return None
     try:
         return Version(Version(str(value).strip()).base_version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number over 4300 digits
         return None
 
 
 def _local(value: Any) -> Optional[str]:
     try:
         return Version(str(value).strip()).local
-    except InvalidVersion:
+    except ValueError:
         return None
 
 
@@ -322,12 +331,12 @@ def _cuda(value: Any) -> Optional[str]:
     if tag:
         digits = tag.group(1)
         return f"{int(digits[:-1])}.{digits[-1]}"
-    dotted = re.match(r"v?(\d+)\.(\d+)", text)
+    dotted = re.match(r"v?(\d{1,9})\.(\d{1,9})(?!\d)", text)
     return f"{int(dotted.group(1))}.{int(dotted.group(2))}" if dotted else None
 
 
 def _majmin(value: Any) -> Optional[tuple]:
-    match = re.match(r"\s*(\d+)\.(\d+)", str(value)) if value is not None else None
+    match = re.match(r"\s*(\d{1,9})\.(\d{1,9})(?!\d)", str(value)) if value is not None else None
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -405,7 +414,7 @@ def integrated_gpu(cc: Any) -> bool:
 
 
 def _tokens(text: str) -> tuple:
-    text = re.sub(r"\([^)]*\)", " ", text.lower())
+    text = re.sub(r"\([^()]*\)", " ", text.lower())  # [^()]: linear on unclosed '(' runs
     text = re.sub(r"[-_/,:;]+", " ", text)
     text = re.sub(r"(\d)([a-z])", r"\1 \2", text)
     return tuple(text.split())
@@ -420,9 +429,13 @@ def _model_patterns() -> tuple:
     )
 
 
+MAX_NAME = 256
+"""Longest GPU name looked up (matching is words x patterns; real names are under 80)."""
+
+
 def cc_for_gpu_name(name: Any) -> Optional[float]:
     """Compute capability for a GPU name ("NVIDIA GeForce RTX 4090 Laptop GPU" -> 8.9); None if unknown."""
-    if not isinstance(name, str):
+    if not isinstance(name, str) or len(name) > MAX_NAME:
         return None
     words = _tokens(name)
     matches = [

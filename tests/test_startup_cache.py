@@ -1,0 +1,183 @@
+"""The cache of parsed rules and tables (torchdoctor/rulecache.py): used when its key matches
+the files, never trusted beyond what a rule file could hold, safe to delete, off with
+TORCHDOCTOR_NO_CACHE=1, and kept only in a directory that is the user's alone.
+
+Speed is not asserted here (benchmarks/startup.py measures it); what is asserted is that the
+cache is read, that a stale or forged entry changes nothing, and where it may live."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from torchdoctor import rulecache, rules, tables
+from torchdoctor.cli import main
+from torchdoctor.paths import default_rules_dir
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A fresh cache directory for this test; nothing of this process's memo is reused."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv(rulecache.ENV_DIR, str(directory))
+    monkeypatch.delenv(rulecache.ENV_DISABLE, raising=False)
+    rules._MEMO.clear()
+    yield directory
+    rules._MEMO.clear()
+
+
+def rule_entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("rules-*.json"))
+
+
+def test_rules_are_cached_and_the_cache_is_read(cache):
+    first = rules.load_rules()
+    [entry] = rule_entries(cache)
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    data = json.loads(entry.read_text())
+    assert data["format"] == rulecache.FORMAT and len(data["data"]) == len(first)
+    # the next load reads the entry: a summary changed in it (key kept) comes back
+    data["data"][0]["summary"] = "read from the cache"
+    entry.write_text(json.dumps(data))
+    rules._MEMO.clear()
+    again = rules.load_rules()
+    assert again[0].summary == "read from the cache"
+    assert [r.id for r in again] == [r.id for r in first]
+
+
+def test_an_entry_whose_key_differs_is_ignored_and_rewritten(cache):
+    expected = {r.id: r.summary for r in rules.load_rules()}
+    [entry] = rule_entries(cache)
+    data = json.loads(entry.read_text())
+    data["key"] = "0" * 64
+    data["data"][0]["summary"] = "stale"
+    entry.write_text(json.dumps(data))
+    rules._MEMO.clear()
+    assert {r.id: r.summary for r in rules.load_rules()} == expected
+    assert json.loads(entry.read_text())["data"][0]["summary"] != "stale"
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda d: d["data"][0].update(severity="catastrophic"),  # fails the Rule model
+        lambda d: d["data"].pop(),  # one rule short
+        lambda d: d.update(data="not a list"),
+    ],
+    ids=["invalid-rule", "missing-rule", "wrong-shape"],
+)
+def test_a_forged_entry_is_revalidated_not_trusted(cache, forge):
+    expected = {r.id: r.model_dump() for r in rules.load_rules()}
+    [entry] = rule_entries(cache)
+    data = json.loads(entry.read_text())
+    forge(data)
+    entry.write_text(json.dumps(data))
+    rules._MEMO.clear()
+    assert {r.id: r.model_dump() for r in rules.load_rules()} == expected
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"\x00\xff" * 100, b"[]", b'{"format": 1}'])
+def test_a_corrupt_entry_is_ignored(cache, garbage):
+    rules.load_rules()
+    [entry] = rule_entries(cache)
+    entry.write_bytes(garbage)
+    rules._MEMO.clear()
+    assert len(rules.load_rules()) > 50
+
+
+def test_an_edited_user_rule_is_never_stale(cache, tmp_path, capsys, facts_file):
+    pack = tmp_path / "pack" / "team"
+    pack.mkdir(parents=True)
+    source = default_rules_dir() / "threads" / next(p.name for p in (default_rules_dir() / "threads").glob("*.yaml"))
+    rule_id = source.stem + "-copy"
+    text = source.read_text().replace(f"id: {source.stem}", f"id: {rule_id}")
+    (pack / f"{rule_id}.yaml").write_text(text)
+    assert main(["rules", "list", "--rules", str(pack.parent), "--format", "json"]) in (0, None)
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rule_id in listed
+    (pack / f"{rule_id}.yaml").write_text(text.replace("summary:", "summary: EDITED", 1))
+    rules._MEMO.clear()
+    assert main(["rules", "list", "--rules", str(pack.parent), "--format", "json"]) in (0, None)
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert listed[rule_id]["summary"].startswith("EDITED")
+
+
+def test_no_cache_env_writes_nothing(cache, monkeypatch):
+    monkeypatch.setenv(rulecache.ENV_DISABLE, "1")
+    rules.load_rules()
+    assert not cache.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_a_directory_others_can_write_is_not_used(cache):
+    cache.mkdir(mode=0o700)
+    os.chmod(cache, 0o777)
+    rules.load_rules()
+    assert rule_entries(cache) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="symlink refusal")
+def test_a_symlinked_entry_is_not_followed(cache, tmp_path):
+    rules.load_rules()
+    [entry] = rule_entries(cache)
+    elsewhere = tmp_path / "planted.json"
+    data = json.loads(entry.read_text())
+    data["data"][0]["summary"] = "planted through a symlink"
+    elsewhere.write_text(json.dumps(data))
+    entry.unlink()
+    entry.symlink_to(elsewhere)
+    rules._MEMO.clear()
+    assert all(r.summary != "planted through a symlink" for r in rules.load_rules())
+
+
+def test_deleting_the_cache_is_safe_and_no_temp_files_stay(cache):
+    rules.load_rules()
+    shutil.rmtree(cache)
+    rules._MEMO.clear()
+    assert len(rules.load_rules()) > 50
+    assert [p.name for p in cache.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_data_that_json_would_change_is_not_cached(cache):
+    assert rulecache.store("x.json", "k", {"a": 1}) is True
+    assert rulecache.load("x.json", "k") == {"a": 1}
+    assert rulecache.store("y.json", "k", {1: "int key"}) is False  # would come back as "1"
+    assert rulecache.store("z.json", "k", [float("nan")]) is False
+    assert rulecache.load("x.json", "other key") is None
+
+
+def test_tables_come_from_the_cache_and_follow_the_file(cache, tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(default_rules_dir() / "data", copy)
+    monkeypatch.setattr(tables, "data_dir", lambda: copy)
+    tables.load.cache_clear()
+    try:
+        first = tables.load("torch_releases")
+        [entry] = sorted(cache.glob("table-torch_releases-*.json"))
+        assert json.loads(entry.read_text())["data"] == first
+        path = copy / "torch_releases.yaml"
+        path.write_text(path.read_text() + "\nextra_key_for_the_test: 1\n")
+        tables.load.cache_clear()
+        assert tables.load("torch_releases")["extra_key_for_the_test"] == 1
+    finally:
+        tables.load.cache_clear()
+
+
+def test_a_table_error_still_names_its_line(cache, tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(default_rules_dir() / "data", copy)
+    path = copy / "gpu_models.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("  - cc: 12.1\n", "  - cc: twelve\n", 1))
+    line = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if row == "  - cc: twelve")
+    monkeypatch.setattr(tables, "data_dir", lambda: copy)
+    tables.load.cache_clear()
+    try:
+        with pytest.raises(tables.DataFileError, match=f"gpu_models.yaml:{line}: 'cc' must be a number, got 'twelve'"):
+            tables.load("gpu_models")
+    finally:
+        tables.load.cache_clear()
