@@ -18,7 +18,8 @@ from typing import Any, Iterator, Optional
 
 from pydantic import BaseModel
 
-from torchdoctor.render import md_cell, show_value
+from torchdoctor.render import md_cell as _md_cell
+from torchdoctor.render import show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
@@ -426,6 +427,14 @@ def render_json(result: DiffResult) -> str:
 
 
 def render_markdown(result: DiffResult, show_all: bool = False) -> str:
+    """GitHub Markdown for a ticket. Paths hold keys from the facts (an environment variable's
+    name, a package's) and values hold any text: both are escaped so that no ``|`` adds a
+    column, no backtick closes a code span and no ``@name`` notifies anyone."""
+    from torchdoctor.ticket import md_code, no_mentions
+
+    def md_cell(text: str) -> str:
+        return no_mentions(_md_cell(text))
+
     a, b = md_cell(result.left_name), md_cell(result.right_name)
     lines = [f"## torchdoctor diff: {a} ↔ {b}", "", f"**{headline(result)}**", ""]
 
@@ -433,7 +442,7 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
         head = f"| fact | {a} | {b} |" + (" why |" if with_why else "")
         lines.extend([head, "|---|---|---|" + ("---|" if with_why else "")])
         for d in rows:
-            row = f"| `{d.path}` | {md_cell(show(d.left))} | {md_cell(show(d.right))} |"
+            row = f"| {md_code(d.path)} | {md_cell(show(d.left))} | {md_cell(show(d.right))} |"
             lines.append(row + (f" {md_cell(d.why)} |" if with_why else ""))
         lines.append("")
 
@@ -446,7 +455,7 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
         rows = ([(d.path, show(d.left), show(d.right)) for d in result.unknown] if show_all
                 else grouped_unknown(result.unknown))
         for fact, left, right in rows:
-            lines.append(f"| `{fact}` | {md_cell(left)} | {md_cell(right)} |")
+            lines.append(f"| {md_code(fact)} | {md_cell(left)} | {md_cell(right)} |")
         lines.append("")
     if show_all:
         if result.noise:

@@ -107,7 +107,8 @@ def _gpu_rows(gpu: Any, u: Unknowns) -> list[tuple[str, str]]:
         if len(idx) == 1:
             rows.append((f"GPU {idx[0]}", text))
         else:
-            contiguous = idx == list(range(idx[0], idx[-1] + 1))
+            # pairwise, never as a range: an index comes from the facts (2**40 in a facts file)
+            contiguous = all(b == a + 1 for a, b in zip(idx, idx[1:]))
             label = f"GPU {idx[0]}-{idx[-1]}" if contiguous else "GPU " + ",".join(map(str, idx))
             rows.append((label, f"{len(idx)}× {text}"))
     return rows
