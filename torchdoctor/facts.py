@@ -64,7 +64,9 @@ class _Model(BaseModel):
 # torch (read in a child process of the target interpreter)
 # --------------------------------------------------------------------------------------
 
-ImportStatus = Literal["ok", "not-installed", "import-error", "crashed", "timeout", "error"]
+ImportStatus = Literal[
+    "ok", "not-installed", "import-error", "crashed", "timeout", "error", "unknown-from-report"
+]
 
 
 class TorchDevice(_Model):
@@ -116,7 +118,9 @@ class TorchFacts(_Model):
     python_executable: Maybe[str] = _field()
     """The interpreter torch facts were read with (--python, default the running one)."""
     import_status: Maybe[ImportStatus] = _field()
-    """ok | not-installed | import-error | crashed (killed by a signal) | timeout | error."""
+    """ok | not-installed | import-error | crashed (killed by a signal) | timeout | error |
+    unknown-from-report (a pasted report says torch could not be imported, collect_env's
+    `PyTorch version: N/A`, and shows neither the error nor whether torch is installed)."""
     import_error: Maybe[Optional[str]] = _field()
     """The last line of the error when `import torch` failed, else None."""
     missing_library: Maybe[Optional[str]] = _field()

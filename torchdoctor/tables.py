@@ -976,3 +976,85 @@ def cpu_inference_stacks(versions: Any) -> list:
                 continue
             found.add(f"{name} {installed}" if installed else name)
     return sorted(found)
+
+
+# ----------------------------------------------------------------------------------------
+# torch that cannot be imported: python_wheels.yaml, import_failures.yaml (rules/install:
+# python-newer-than-torch-wheels, cuda-library-from-other-release, conda-mkl-breaks-torch-import,
+# torch-import-failed). Self-contained block.
+# ----------------------------------------------------------------------------------------
+
+_PLATFORM_KEYS = {("linux", "x86_64"): "linux-x86_64", ("linux", "amd64"): "linux-x86_64",
+                  ("linux", "aarch64"): "linux-aarch64", ("linux", "arm64"): "linux-aarch64",
+                  ("darwin", "arm64"): "macos-arm64", ("darwin", "x86_64"): "macos-x86_64",
+                  ("windows", "amd64"): "windows-x86_64", ("windows", "x86_64"): "windows-x86_64"}
+
+
+def python_predates_torch_wheels(python_version: Any, os: Any = None, machine: Any = None) -> Optional[dict]:
+    """When a CPython release came out before torch published any wheel for its minor on this
+    platform (python_wheels.yaml): {"python": "3.12.0", "minor": "3.12", "previous": "3.11",
+    "python_released": "2023-10-02", "torch": "2.2.0", "torch_released": "2024-01-30",
+    "platform": "linux-x86_64" or None}; else None (a later release, a minor or platform not in
+    the table, an unreadable version). Pre-releases count as released before X.Y.0. Where the
+    platform is unknown, the earliest first-wheel date of any platform is used (the statement then
+    holds everywhere)."""
+    try:
+        version = Version(str(python_version).strip()) if isinstance(python_version, str) else None
+    except ValueError:
+        version = None
+    if version is None or len(version.release) < 2 or any(n > 999 for n in version.release):
+        return None
+    major, minor = version.release[:2]
+    patch = version.release[2] if len(version.release) > 2 else 0
+    key = f"{major}.{minor}"
+    row = next((r for r in load("python_wheels").get("pythons") or []
+                if isinstance(r, dict) and str(r.get("python")) == key), None)
+    if row is None:
+        return None
+    patches = {str(k): str(v) for k, v in (row.get("patches") or {}).items()}
+    name = f"{major}.{minor}.{0 if version.pre else patch}"
+    released = patches.get(name)
+    if released is None:
+        return None
+    platform = None
+    if isinstance(os, str) and isinstance(machine, str):
+        platform = _PLATFORM_KEYS.get((os.strip().lower(), machine.strip().lower()))
+    firsts = [f for f in row.get("first_wheels") or [] if isinstance(f, dict)]
+    if platform is not None:
+        firsts = [f for f in firsts if platform in (f.get("platforms") or [])]
+    if not firsts:
+        return None
+    first = min(firsts, key=lambda f: str(f.get("released")))
+    if not released < str(first.get("released")):
+        return None
+    return {"python": str(python_version).strip()[:40], "minor": key, "previous": f"{major}.{minor - 1}",
+            "python_released": released, "torch": str(first.get("torch")),
+            "torch_released": str(first.get("released")), "platform": platform}
+
+
+MAX_IMPORT_ERROR_SCAN = 4_000
+"""import_failure reads at most this many characters of an error text."""
+
+
+def import_failure(error: Any) -> Optional[dict]:
+    """The first signature of import_failures.yaml whose text appears in an ``import torch``
+    error: {"id", "rule", "library", "explain", "needs": "12.4" or None}; None when none
+    matches or ``error`` is not a string."""
+    if not isinstance(error, str):
+        return None
+    text = error[:MAX_IMPORT_ERROR_SCAN]
+    for entry in load("import_failures").get("signatures") or []:
+        if not isinstance(entry, dict):
+            continue
+        if not all(s in text for s in entry.get("all") or []):
+            continue
+        if entry.get("any") and not any(s in text for s in entry["any"]):
+            continue
+        needs = None
+        if entry.get("version"):
+            m = re.search(str(entry["version"]), text)
+            needs = f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+        return {"id": str(entry.get("id")), "rule": str(entry.get("rule")),
+                "library": str(entry.get("library")), "explain": " ".join(str(entry.get("explain")).split()),
+                "needs": needs}
+    return None
