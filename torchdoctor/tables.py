@@ -1019,6 +1019,8 @@ def python_predates_torch_wheels(python_version: Any, os: Any = None, machine: A
     platform = None
     if isinstance(os, str) and isinstance(machine, str):
         platform = _PLATFORM_KEYS.get((os.strip().lower(), machine.strip().lower()))
+        if platform is None:
+            return None  # a platform torch publishes no wheels for (ppc64le, 32-bit): not judged
     firsts = [f for f in row.get("first_wheels") or [] if isinstance(f, dict)]
     if platform is not None:
         firsts = [f for f in firsts if platform in (f.get("platforms") or [])]
