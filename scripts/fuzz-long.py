@@ -54,6 +54,9 @@ def main() -> int:
     ap.add_argument("--out", default="fuzz-long-out")
     ap.add_argument("--long-lines", type=int, default=100_000,
                     help="longest line a text mutation inserts (default 100,000)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="first run every number of every recorded machine at an extreme "
+                         "(2**40, -2**40, 2**63, 10**400, 1e308, ...), one at a time")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -131,10 +134,32 @@ def main() -> int:
             log.flush()
             save()
 
+    if args.sweep:
+        sweep = {"count": 0, "failures": {}}
+        state["sweep"] = sweep
+        base = json.dumps(fz.FACTS[0])
+        for what, text in fz.extreme_inputs():
+            sweep["count"] += 1
+            t0 = time.perf_counter()
+            try:
+                fz.run_pipeline(text, base, ("llm-training",), 100)
+            except Exception as exc:  # noqa: BLE001
+                if fz.known_bug(exc) is None:
+                    entry = sweep["failures"].setdefault(signature(exc), {"count": 0, "first": what,
+                                                                          "message": str(exc)[:300]})
+                    entry["count"] += 1
+            seconds = time.perf_counter() - t0
+            if seconds > state["slowest"]["seconds"]:
+                state["slowest"] = {"seconds": round(seconds, 3), "a": f"sweep: {what}", "b": "-",
+                                    "tasks": ["llm-training"], "width": 100, "at_input": 0}
+        log.write(f"{time.strftime('%H:%M:%S')} sweep: {sweep['count']} inputs, "
+                  f"{len(sweep['failures'])} failure classes\n")
+        log.flush()
+        save()
     one()
     save()
     print(json.dumps(state, indent=2, ensure_ascii=True))
-    return 1 if state["failures"] else 0
+    return 1 if state["failures"] or state.get("sweep", {}).get("failures") else 0
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parent.parent
@@ -425,15 +425,38 @@ def check_json(where: str, text: str) -> Any:
     return data
 
 
+_SGR = re.compile("\x1b\\[[0-9;]*m")
 _CELL_SEP = re.compile(r"(?<!\\)\|")
+
+
+_FENCE = re.compile(r"(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_MENTION = re.compile(r"(?<![A-Za-z0-9_\u200b])@[A-Za-z0-9]")
 
 
 def check_markdown(where: str, text: str) -> None:
     """Every row of every Markdown table has as many cells as its header: a value cannot add
-    a column (an unescaped ``|``), whatever it holds."""
+    a column (an unescaped ``|``), whatever it holds. No ``@name`` outside code: pasted into a
+    GitHub issue it would notify that user or team. Every code fence closes where torchdoctor
+    closes it (a value cannot end the block early and turn the rest into Markdown)."""
     check_text(where, text)
     header = None
+    fence = None  # the open ``` / ~~~ fence: its lines are code, not Markdown
     for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        opener = _FENCE.match(stripped) if len(line) - len(stripped) <= 3 else None
+        if fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not stripped[len(opener.group(1)):].strip():
+                fence = None
+            continue
+        if opener:
+            fence = opener.group(1)
+            header = None
+            continue
+        m = _MENTION.search(_CODE_SPAN.sub("", line))
+        if m:
+            raise Violation("@mention", where, repr(line[:200]))
         if not line.startswith("|"):
             header = None
             continue
@@ -442,6 +465,8 @@ def check_markdown(where: str, text: str) -> None:
             header = cells
         elif cells != header:
             raise Violation("table row with extra cells", where, repr(line[:200]))
+    if fence is not None:
+        raise Violation("unclosed code fence", where, fence)
 
 
 def check_error(where: str, exc: BaseException) -> None:
@@ -490,7 +515,8 @@ def _load(data: Union[str, bytes], name: str, outcome: Outcome):
 
 def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("detection",),
                  width: int = 100) -> Outcome:
-    """Every command's path over input ``a`` (and ``diff a b``); raises Violation."""
+    """Every command's path over input ``a`` (and ``diff a b``); raises Violation. The facts
+    JSON that ``probe`` writes is checked too (the same model, redacted)."""
     from torchdoctor.api import plan_report
     from torchdoctor.cli import summary_line
     from torchdoctor.diff import diff_facts, headline, render_diff
@@ -520,12 +546,16 @@ def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("de
     rules = list(_rules())
     try:
         if facts_a is not None:
+            jout("probe json (facts)", redact_report(facts_a).model_dump_json(indent=2))
             report = evaluate(rules, facts_a, None, command="check")
             exit_code(report, "info")
             shown = redact_report(report)
             out("check summary (stderr)", summary_line(shown))
             out("check terminal", render(shown, "terminal", color=False, width=width))
             out("check terminal --explain", render(shown, "terminal", color=False, width=width, explain=True))
+            # on a colour terminal the only escape sequences are rich's own SGR colours
+            coloured = render(shown, "terminal", color=True, width=width)
+            out("check terminal (colour, SGR removed)", _SGR.sub("", coloured))
             jout("check json", render(shown, "json"))
             mout("check markdown --explain", render(shown, "markdown", explain=True))
             ticket = redact_report(evaluate(rules, facts_a, None, command="report"))
@@ -553,6 +583,25 @@ def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("de
     except UserError as exc:  # a clean error: one line, exit 2
         check_error("the pipeline", exc)
     return outcome
+
+
+def extreme_inputs() -> list[tuple[str, str]]:
+    """Every number of every recorded machine set to an extreme, one at a time (for the long
+    run's ``--sweep``): (description, facts JSON)."""
+    ints = ("1" + "0" * 400, str(2**40), str(-(2**40)), str(2**63), "-1")
+    floats = ("1e308", "-1e308", "1e-320", "-0.0") + ints[:2]
+    out = []
+    for base in FACTS:
+        for container, key in _slots(base, []):
+            value = container[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            for ext in ints if isinstance(value, int) else floats:
+                container[key] = "@@X@@"
+                text = json.dumps(base).replace('"@@X@@"', ext)
+                container[key] = value
+                out.append((f"{base.get('gpu', {}).get('name', '?')}: {key}={ext[:12]}", text))
+    return out
 
 
 # --------------------------------------------------------------------- known bugs
@@ -592,6 +641,9 @@ CI = settings(
     deadline=None,
     derandomize=True,
     database=None,
+    # no shrinking: an input is a whole report, and shrinking one takes minutes; the failure
+    # names the violation and where, and scripts/fuzz-long.py saves each failing input whole
+    phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.large_base_example],
 )
@@ -616,7 +668,7 @@ def test_the_seeds_themselves_go_through_cleanly():
     for obj in FACTS:
         data = json.dumps(obj)
         outcome = run_pipeline(data, data, tasks=("llm-training",))
-        assert outcome.loaded == 2 and outcome.outputs == 7 + 4 + 6
+        assert outcome.loaded == 2 and outcome.outputs == 9 + 4 + 6
 
 
 # ------------------------------------------------------- what the fuzz found, pinned
@@ -662,3 +714,20 @@ def test_diff_markdown_keeps_its_columns_whatever_a_path_holds():
     row = next(line for line in text.splitlines() if "X\\|Y" in line)
     assert row.startswith('| `` env.variables["X\\|Y`z @\u200bteam"] `` | (not present) | 1\\|2 @\u200bsomeone |')
     check_markdown("diff markdown", text)
+
+
+def test_recommend_markdown_heading_takes_the_torch_version_as_text():
+    """Found by the fuzz: the settings heading printed the torch version (from a pasted
+    report or facts file) as it was: a newline and a fence in it opened a code block, an
+    ``@team`` in it notified the team."""
+    from torchdoctor.api import plan_report
+    from torchdoctor.render import render
+
+    facts = _machine("ada-rtx4090x8")
+    hostile = facts.torch.model_copy(update={"version": "2.5.1\n```\n@everyone <b>"})
+    plan = plan_report(list(_rules()), facts.model_copy(update={"torch": hostile}),
+                       _workload("llm-training"))
+    assert plan.settings
+    text = render(plan, "markdown")
+    heading = next(line for line in text.splitlines() if line.startswith("### Recommended settings"))
+    assert heading == "### Recommended settings (torch 2.5.1 ``` @\u200beveryone &lt;b&gt;)"

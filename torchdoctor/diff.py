@@ -430,7 +430,7 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
     """GitHub Markdown for a ticket. Paths hold keys from the facts (an environment variable's
     name, a package's) and values hold any text: both are escaped so that no ``|`` adds a
     column, no backtick closes a code span and no ``@name`` notifies anyone."""
-    from torchdoctor.ticket import md_code, no_mentions
+    from torchdoctor.render import md_code, no_mentions
 
     def md_cell(text: str) -> str:
         return no_mentions(_md_cell(text))

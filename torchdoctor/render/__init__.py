@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from typing import Any
 
 FORMATS = ("terminal", "json", "markdown")
@@ -33,6 +34,28 @@ def md_text(text: str) -> str:
 def md_cell(text: str) -> str:
     """:func:`md_text` inside a table cell (pipes escaped)."""
     return md_text(text).replace("|", "\\|")
+
+
+# an @ that GitHub reads as the start of a mention: not after a letter, digit or _
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
+ZWSP = "\u200b"
+
+
+def no_mentions(text: str) -> str:
+    """``@user`` -> ``@\u200buser``: reads the same, but GitHub notifies no one (it links a
+    mention only where a name character follows the ``@`` at once). Idempotent."""
+    return _MENTION.sub("@" + ZWSP, text) if "@" in text else text
+
+
+def md_code(text: str) -> str:
+    """Inline code for any value: on one line, pipes escaped (a table cell keeps its place),
+    mentions neutralised, fenced with one backtick more than the longest run in the value
+    (so the value cannot close the span)."""
+    text = no_mentions(" ".join(str(text).split()).replace("|", "\\|"))
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def show_value(value: Any) -> str:

@@ -13,12 +13,13 @@ from torchdoctor.ticket import md_text
 
 @functools.lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    from torchdoctor.render import templates
-    from torchdoctor.ticket import md_code, md_text
+    from torchdoctor.render import md_code, no_mentions, templates
+    from torchdoctor.ticket import md_text
 
     e = templates().overlay()
     e.filters["fmt"] = fmt
-    e.filters["md"] = md_text  # HTML-escaped: redaction markers such as <user> stay visible
+    # HTML-escaped (redaction markers such as <user> stay visible), one line, no @mention
+    e.filters["md"] = lambda text: no_mentions(md_text(text))
     e.filters["code"] = md_code
     return e
 
@@ -29,7 +30,8 @@ def render(report: Report, explain: bool = False, **_: object) -> str:
     from torchdoctor.facts import Unavailable
     from torchdoctor.render import first_sentence
     from torchdoctor.render.terminal import summary_text
-    from torchdoctor.ticket import md_code, md_prose, summary_line, verdict
+    from torchdoctor.render import md_code
+    from torchdoctor.ticket import md_prose, summary_line, verdict
 
     findings = report.displayed_findings()
     fixes = []
