@@ -1450,3 +1450,201 @@ def test_lscpu_label_table_is_unambiguous():
     # a translated label never shadows a label English lscpu or wmic prints for another field
     for label in ("model", "cpu family", "name", "manufacturer", "deviceid", "stepping"):
         assert label not in seen
+
+
+# --------------------------------------------------------------------------------------
+# hostile text and numbers at the importer boundary (torchdoctor.sanitize)
+# --------------------------------------------------------------------------------------
+
+BIG = "1" + "0" * 5000  # past Python's 4300-digit int-string limit
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b[31m"
+
+
+def case023_facts_json(**mutate) -> dict:
+    data = json.loads(load("case023").model_dump_json())
+    data["origin"] = "json"
+    for path, value in mutate.items():
+        *parents, last = path.split("__")
+        node = data
+        for p in parents:
+            node = node[int(p)] if p.isdigit() else node[p]
+        node[int(last) if last.isdigit() else last] = value
+    return data
+
+
+def walk_strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from walk_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from walk_strings(v)
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "terminal"])
+def test_lone_surrogates_and_escapes_in_facts_json_reach_no_output(capsys, tmp_path, fmt):
+    """A facts JSON with a lone surrogate ("\\ud800" escape) and terminal escape sequences in
+    values and keys: every output format works, and none carries ESC or a surrogate."""
+    from torchdoctor.cli import main
+
+    data = case023_facts_json(
+        torch__version="1.12.1\ud800",
+        gpu__devices__0__name=f"NVIDIA {ESCAPES}GeForce RTX 3090",
+        gpu__driver_version="515.65.01\udfff",
+        problems=[f"probe torch: {ESCAPES}import failed\ud800", "second\x1b[1Aline"],
+        env={"variables": {f"NCCL_DEBUG{ESCAPES}": f"INFO{ESCAPES}\ud800", "OMP_NUM_THREADS": "8"}},
+    )
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))  # ensure_ascii: "\ud800" written as an escape
+    assert "\\ud800" in path.read_text() and "\\u001b" in path.read_text()
+    for command in (["check", "--format", fmt], ["report"], ["recommend", "--task", "classification", "--format", fmt]):
+        code = main([*command, "--facts", str(path)])
+        out, err = capsys.readouterr()
+        assert code in (0, 1), err
+        for text in (out, err):
+            assert "\x1b" not in text and "\x07" not in text
+            assert not re.search("[\ud800-\udfff]", text)
+        assert "GeForce RTX 3090" in out or "GeForce" in out.replace("\n", "")
+
+
+def test_sanitised_facts_keep_newlines_and_mark_surrogates():
+    data = case023_facts_json(
+        problems=["ImportError: libcudnn.so.9: cannot open\n\tshared object\r\n" + ESCAPES + "x\x00y\x9b"],
+        torch__version="1.12.1\ud800",
+        env={"variables": {"NCCL_\x1b[2JDEBUG\n": "INFO"}},
+    )
+    facts = load_report(json.dumps(data).encode(), "f.json")
+    assert facts.problems == ["ImportError: libcudnn.so.9: cannot open\n\tshared object\n]0;pwnedxy"]
+    assert facts.torch.version == "1.12.1\ufffd"
+    assert facts.env.variables == {"NCCL_DEBUG": "INFO"}
+    facts.model_dump_json()  # serialisable: no surrogate left
+    assert not [s for s in walk_strings(json.loads(facts.model_dump_json())) if "\x1b" in s]
+
+
+def test_escapes_in_a_pasted_report_and_in_its_error_messages():
+    report = text("case023").replace("OS: Ubuntu 22.04.1 LTS (x86_64)",
+                                     f"OS: Ubuntu 22.04.1 LTS{ESCAPES}\x08 (x86_64)")
+    report += f"\nImportError: libfoo.so: cannot open{ESCAPES}\x7f\n"
+    facts = load_report(report.encode(), "r.txt")
+    assert facts.system.os_name == "Ubuntu 22.04.1 LTS]0;pwned"
+    for s in walk_strings(json.loads(facts.model_dump_json())):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", s), s
+    with pytest.raises(ReportError) as info:
+        load_report(b"hello", f"evil{ESCAPES}\n.txt")
+    assert "\x1b" not in str(info.value) and "\x07" not in str(info.value)
+    obj = json.loads(Facts().model_dump_json())
+    obj["torch"]["bad\x1b]0;pwned\x07x"] = 1
+    with pytest.raises(ReportError) as info:
+        load_report(json.dumps(obj).encode(), "extra.json")
+    assert "\x1b" not in str(info.value) and "bad]0;pwnedx" in str(info.value)
+
+
+def test_live_probe_facts_are_sanitised(monkeypatch):
+    """probes.collect: an import error, environment value or name from the target
+    interpreter with escapes or surrogates comes out clean."""
+    import torchdoctor.probes as probes
+    from torchdoctor.facts import EnvFacts, TorchFacts
+
+    def runner(name, ctx):
+        if name == "torch":
+            return TorchFacts(import_status="import-error",
+                              import_error=f"ImportError: {ESCAPES}boom\ud800\nsecond line")
+        if name == "env":
+            return EnvFacts(variables={f"TORCH_X{ESCAPES}": f"v{ESCAPES}\udc80"})
+        raise probes.ProbeUnavailable("not in this test")
+
+    facts = probes.collect(probes.ProbeContext(), only=["torch", "env"], runner=runner)
+    assert facts.torch.import_error == "ImportError: ]0;pwnedboom\ufffd\nsecond line"
+    assert facts.env.variables == {"TORCH_X]0;pwned": "v]0;pwned\ufffd"}
+
+
+@pytest.mark.parametrize("field,line,fact", [
+    ("torch version", "PyTorch version: {big}", ("torch", "version")),
+    ("CUDA build", "CUDA used to build PyTorch: {big}", ("torch", "cuda_build")),
+    ("cuDNN", "cuDNN version: {big}", ("system", "cudnn_version")),
+    ("python", "Python version: {big}.{big}", ("system", "python_version")),
+    ("python major only", "Python version: {big}", ("system", "python_version")),
+    ("MSC bits", "Python version: 3.9.1 [MSC v.1916 {big} bit (AMD64)]", ("system", "python_bits")),
+    ("driver", "Nvidia driver version: {big}", ("gpu", "driver_version")),
+    ("toolkit", "CUDA runtime version: {big}", ("system", "cuda_toolkit_version")),
+    ("OS", "OS: Ubuntu {big} LTS (x86_64)", ("system", "os_version")),
+    ("libc", "Libc version: glibc-{big}", ("system", "libc")),
+])
+def test_a_5000_digit_number_in_a_report_field_makes_that_field_unknown(field, line, fact):
+    """Over 4300 digits Python refuses int() and packaging's Version() raises: the field
+    becomes unknown, the rest of the report is read as before."""
+    label = line.split(":", 1)[0]
+    report = "\n".join(
+        (line.format(big=BIG) if row.startswith(label + ":") else row)
+        for row in text("case023").splitlines())
+    if label + ":" not in text("case023"):
+        report += "\n" + line.format(big=BIG)
+    assert BIG in report
+    facts = load_report(report.encode(), "big.txt")
+    ns, name = fact
+    value = getattr(getattr(facts, ns), name)
+    assert unavailable(value) or value in (64, None), value
+    assert BIG not in json.dumps(value.model_dump() if unavailable(value) else value)
+    # the rest of the report is untouched
+    good = load("case023")
+    assert facts.gpu.devices == good.gpu.devices or ns == "gpu"
+    assert facts.packages == good.packages
+
+
+@pytest.mark.parametrize("rows", [
+    "[pip3] torch=={big}\n",
+    "[conda] pytorch {big} py3.9_cuda{big}_cudnn{big}_0 pytorch\n",
+    "[pip3] numpy=={big}.1\n",
+])
+def test_a_5000_digit_package_version_is_unknown_for_that_row_only(rows):
+    report = text("case023").replace("[pip3] numpy", rows.format(big=BIG) + "[pip3] numpy", 1)
+    facts = load_report(report.encode(), "pkgs.txt")
+    assert BIG not in facts.model_dump_json()
+    assert facts.packages.versions["torch"] == "1.12.1+cu116"
+    bad = [d for d in facts.packages.distributions if unavailable(d.version)]
+    assert bad and "not plausible" in bad[0].version.unavailable
+
+
+def test_a_5000_digit_gpu_count_index_and_cpu_count_are_not_read():
+    report = text("case023").replace("GPU 0: NVIDIA", f"GPU {BIG}: NVIDIA")
+    report = report.replace("GPU models and configuration:", f"GPU models and configuration: {BIG}x RTX 3090")
+    report += f"\nCPU:\nCPU(s): {BIG}\nOn-line CPU(s) list: 0-{BIG}\nSocket(s): {BIG}\n"
+    facts = load_report(report.encode(), "counts.txt")
+    assert BIG not in facts.model_dump_json()
+    assert unavailable(facts.cpu.logical_cores) and unavailable(facts.cpu.sockets)
+
+
+@pytest.mark.parametrize("mutate,where", [
+    ({"torch__version": BIG}, "torch.version"),
+    ({"torch__cuda_build": "12." + BIG}, "torch.cuda_build"),
+    ({"gpu__driver_version": BIG}, "gpu.driver_version"),
+    ({"system__python_version": "3." + BIG}, "system.python_version"),
+    ({"packages__versions__numpy": BIG}, "packages.versions"),
+    ({"torch__arch_list": ["sm_" + BIG]}, "torch.arch_list"),
+    ({"gpu__count": int("9" * 4000)}, "gpu.count"),
+    # an index cannot be unknown: the list it is in becomes unknown
+    ({"gpu__devices__0__index": int("9" * 4000)}, "gpu.devices"),
+    ({"gpu__devices__0__compute_capability": float("inf")}, "gpu.devices.0.compute_capability"),
+    ({"memory": {"total_bytes": int("9" * 4000)}}, "memory.total_bytes"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_implausible_numbers_in_facts_json_make_that_fact_unknown(capsys, tmp_path, mutate, where):
+    from torchdoctor.cli import main
+
+    raw_json = json.dumps(case023_facts_json(**mutate))
+    for digits in (4000, 5000):  # also past the int-string limit of the JSON reader itself
+        path = tmp_path / f"big{digits}.json"
+        path.write_text(raw_json.replace("9" * 4000, "9" * digits))
+        facts = load_report(path.read_bytes(), path.name)
+        value = facts
+        for part in where.split("."):
+            value = value[int(part)] if part.isdigit() else getattr(value, part)
+        assert unavailable(value) and "not a plausible value" in value.unavailable, value
+        assert facts.gpu.name == "NVIDIA GeForce RTX 3090"  # the rest is read as before
+        for command in (["check", "--format", "json"], ["report"], ["recommend", "--task", "classification"]):
+            code = main([*command, "--facts", str(path)])
+            out, err = capsys.readouterr()
+            assert code in (0, 1), (command, err)
+            assert "internal error" not in err

@@ -298,3 +298,177 @@ def test_redact_report_keeps_the_model_type():
     assert isinstance(out, Facts)
     assert out.gpu.devices[0].uuid == "<redacted>" and out.gpu.devices[0].name == "NVIDIA GeForce RTX 3090"
     assert out.problems == ["probe gpu: nvidia-smi on <host> (<ip>) timed out; see ~/nvsmi.log"]
+
+
+# ----------------------------------------------------------------------------------------
+# one test per secret pattern, planted where no other rule can catch it
+# ----------------------------------------------------------------------------------------
+#
+# Each kind of secret sits in free text (not an environment value, where the random-string
+# fallback would catch it, and not after a secret-looking name), in a pasted report's line
+# (torch's "CUDA initialization:" warning, kept as torch.cuda_init_error) and in a facts
+# field (a problem line). Deleting one pattern from redact.py makes exactly its own test
+# fail; tokens are shaped so that no other pattern matches them (no 40-character base64 run
+# for the AWS-secret pattern, no '@' right after the secret for the e-mail pattern).
+
+PLANTED = {
+    # pattern name: (text carrying the secret, the secret)
+    "huggingface": ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345_old", "AbCdEfGhIjKlMnOpQrStUvWxYz012345"),
+    "aws-key-id": ("AKIAZ7QWERTYUIOP2345_backup", "AKIAZ7QWERTYUIOP2345"),
+    "github": ("ghp_Zz09Yy18Xx27Ww36Vv45Uu54Tt63Ss72Rr81", "Zz09Yy18Xx27Ww36Vv45Uu54Tt63Ss72Rr81"),
+    "github-pat": ("github_pat_11AAQQ55Y0abcdefghij_KLMNOPqrstuv0123456789wxyzABCDEFGHIJKLMNOPQRST",
+                   "KLMNOPqrstuv0123456789wxyzABCDEFGHIJKLMNOPQRST"),
+    "gitlab": ("glpat-xYz12AbC34dEf56GhI78", "xYz12AbC34dEf56GhI78"),
+    "slack": ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "AbCdEfGhIjKlMnOpQrStUvWx"),
+    "openai-anthropic-stripe": ("sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90Uv12",
+                                "Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90Uv12"),
+    "google-api-key": ("AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    "npm": ("npm_AbCdEf0123456789GhIjKl0123456789MnOp", "AbCdEf0123456789GhIjKl0123456789MnOp"),
+    "pypi": ("pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACKlsz",
+             "AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACKlsz"),
+    # a JWT with a short signature (and one whose algorithm is "none": no signature at all)
+    "jwt": ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.Zm9v", "eyJzdWIiOiJhbGljZSJ9"),
+    "private-key": ("-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM "
+                    "-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM"),
+    # an AWS secret access key with '/' in it (split by '/', no piece is long enough to look
+    # random to the environment-value fallback)
+    "aws-secret-key": ("secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY in text",
+                       "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    "url-credentials": ("clone https://deploy:Tr0ub4dor&3~@git.example.net/repo.git", "Tr0ub4dor&3~"),
+    "assignment": ("launched with TORCH_PASS=Hunt3rTwo and NCCL_PWD: letmein99", "Hunt3rTwo"),
+    "email": ("contact mwatanabe.ops+torch@corp.example.net", "ops+torch@corp"),
+    "cisco-mac": ("bond0 hwaddr aabb.ccdd.eeff up", "aabb.ccdd.eeff"),
+}
+assert set(redact.SECRET_PATTERNS) <= set(PLANTED), "a secret pattern without a test"
+
+
+def report_with(line: str) -> str:
+    """case023 with torch's CUDA warning carrying ``line``, as pasted from stderr."""
+    text = (CORPUS / "case023.txt").read_text()
+    return text + f"\nCUDA initialization: marker-3141 {line}\n"
+
+
+def facts_with_problem(line: str) -> Path:
+    return planted_facts().model_copy(update={"problems": [f"marker-2718 {line}"]})
+
+
+@pytest.mark.parametrize("pattern", sorted(PLANTED))
+def test_each_secret_kind_is_redacted_in_text_report_and_facts(capsys, tmp_path, pattern):
+    text, secret = PLANTED[pattern]
+    # free text
+    out = redact.redact_text(f"note: {text} (end)", "message", ("facts",))
+    assert secret not in out, out
+    # a line of a pasted collect_env report
+    report = tmp_path / "report.txt"
+    report.write_text(report_with(text))
+    code, out, err = run(capsys, "check", "--from-report", report, "--format", "json")
+    assert code in (0, 1), err
+    assert "marker-3141" in out and secret not in out
+    # a field of a facts JSON
+    facts = tmp_path / "facts.json"
+    facts.write_text(facts_with_problem(text).model_dump_json())
+    for fmt in ("json", "markdown"):
+        code, out, err = run(capsys, "check", "--facts", facts, "--format", fmt)
+        assert code in (0, 1), err
+        assert "marker-2718" in out and secret not in out, fmt
+
+
+def test_secret_named_variables_from_the_environment(capsys, monkeypatch):
+    """TORCH_PASS and NCCL_PWD pass the env allow-list (TORCH_, NCCL_ prefixes); their names
+    say what they hold, so their whole values go, however plain."""
+    import torchdoctor.probes
+
+    real_collect = torchdoctor.probes.collect
+    monkeypatch.setenv("TORCH_PASS", "hunter2")
+    monkeypatch.setenv("NCCL_PWD", "letmein")
+    monkeypatch.setenv("TORCH_DB_PW", "opensesame")
+    monkeypatch.setenv("NCCL_BYPASS_NOTE", "plainword")  # BYPASS is not PASS
+    monkeypatch.setattr(torchdoctor.probes, "collect",
+                        lambda ctx=None, **kw: real_collect(ctx, only=["env"]))
+    code, out, err = run(capsys, "probe")
+    assert code == 0, err
+    variables = json.loads(out)["env"]["variables"]
+    assert variables["TORCH_PASS"] == variables["NCCL_PWD"] == variables["TORCH_DB_PW"] == "<redacted>"
+    assert variables["NCCL_BYPASS_NOTE"] == "plainword"
+    assert not {"hunter2", "letmein", "opensesame"} & set(out.split('"'))
+
+
+@pytest.mark.parametrize("text,key,path,expected", [
+    # an address in a version-labelled fact is still an address where it is not the version
+    ("Ubuntu 22.04.3 LTS 192.168.1.7", "os_name", ("system",), "Ubuntu 22.04.3 LTS <ip>"),
+    ("Ubuntu 22.04 (10.0.0.5)", "os_name", ("system",), "Ubuntu 22.04 (<ip>)"),
+    ("http://10.1.2.3:8080/conda", "channel", (), "http://<ip>:8080/conda"),
+    # ... and a version stays a version, even one shaped like a private address
+    ("10.3.2.106", "nvidia-curand-cu12", ("packages", "versions"), "10.3.2.106"),
+    ("tensorrt 10.0.1.6 and cuDNN 9.1.0.70", "message", (), "tensorrt 10.0.1.6 and cuDNN 9.1.0.70"),
+    ("libze1 1.21.9.0-1136~22.04", "intel_driver_version", ("gpu",), "libze1 1.21.9.0-1136~22.04"),
+    ("a8d6afb511a69687bbb2b7e88a3cf67917e1697e", "git_version", ("torch",), "a8d6afb511a69687bbb2b7e88a3cf67917e1697e"),
+    # a dotted quad whose first number is over 99 is an address even after a version word
+    ("driver 192.168.0.1", "message", (), "driver <ip>"),
+    ("192.168.0.1", "driver_version", ("gpu",), "<ip>"),
+    # user@host is an address, not a version after '@'
+    ("ssh user@10.1.2.3", "message", (), "ssh user@<ip>"),
+    ("aabb.ccdd.eeff", "os_name", ("system",), "<mac>"),
+    ("0050.5689.1a2b on eth0", "message", (), "<mac> on eth0"),
+    ("AKIAZ7QWERTYUIOP2345_backup", "message", (), "<redacted>_backup"),
+    ("eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "message", (), "<redacted>"),
+    ("BYPASS=1 pass: 5 tests", "message", (), "BYPASS=1 pass: 5 tests"),
+])
+def test_redaction_gaps(text, key, path, expected):
+    assert redact.redact_text(text, key, path) == expected
+
+
+def test_addresses_in_version_labelled_report_lines(capsys, tmp_path):
+    text = (CORPUS / "case023.txt").read_text()
+    text = text.replace("OS: Ubuntu 22.04.1 LTS (x86_64)", "OS: Ubuntu 22.04.1 LTS 10.20.30.40 (x86_64)")
+    text = text.replace("[conda] torch                     1.12.1+cu116             pypi_0    pypi",
+                        "[conda] torch                     1.12.1+cu116             py3.9_0    http://10.20.30.41:8080/conda")
+    path = tmp_path / "report.txt"
+    path.write_text(text)
+    code, out, err = run(capsys, "check", "--from-report", path, "--format", "json")
+    assert code in (0, 1), err
+    assert IP not in out and IP2 not in out
+    facts = json.loads(out)["facts"]
+    assert facts["system"]["os_name"] == "Ubuntu 22.04.1 LTS <ip>"
+    torch_row = [d for d in facts["packages"]["distributions"] if d["source"] == "report-conda" and d["name"] == "torch"]
+    assert torch_row[0]["channel"] == "http://<ip>:8080/conda" and torch_row[0]["version"] == "1.12.1+cu116"
+
+
+# ----------------------------------------------------------------------------------------
+# large and adversarial inputs: still correct (speed is measured by benchmarks/redaction.py)
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("filler", ["a.", "ab.c-d_e+f%", "a@", "x://", "10.1.2.3 ", "TOKEN_"])
+def test_large_adversarial_text_is_redacted_correctly(filler):
+    """A megabyte of near misses around real secrets: every secret still goes, nothing else."""
+    body = (filler * (1_000_000 // len(filler)))
+    text = f"mail {USER}@example.com {body} key {HF} url https://bob:{URL_PASS}~@h.example/x end"
+    out = redact.redact_text(text, "message")
+    assert USER not in out and HF not in out and URL_PASS not in out
+    assert out.endswith("url https://<redacted>@h.example/x end")
+    assert out.startswith("mail <email> ")
+    if filler in ("a.", "ab.c-d_e+f%", "x://"):
+        assert body in out  # near misses are left alone
+
+
+def test_a_large_environment_value_is_redacted_correctly():
+    value = "a" * 60_000 + ":" + RANDOM + ":" + "b." * 300_000
+    out = redact.redact_text(value, "PYTORCH_BLOB", ("env", "variables"))
+    assert RANDOM not in out and out.count("<redacted>") == 1
+
+
+def test_secrets_split_by_control_characters_are_still_redacted(capsys, tmp_path):
+    """The importer removes control characters and escape sequences before redaction runs,
+    so a token or a secret name split by them is whole again, and caught."""
+    data = json.loads(planted_facts().model_dump_json())
+    data["problems"] = [f"marker-1618 {HF[:10]}\x00{HF[10:]} and {GHP[:12]}\x1b[0m{GHP[12:]}"]
+    data["env"]["variables"] = {"NCCL_\x1b[2JPWD": "plainpass", "TORCH_PA\x07SS": "hunter2"}
+    path = tmp_path / "split.json"
+    path.write_text(json.dumps(data))
+    code, out, err = run(capsys, "check", "--facts", path, "--format", "json")
+    assert code in (0, 1), err
+    assert "marker-1618" in out
+    assert HF not in out and GHP not in out and HF[10:] not in out and GHP[12:] not in out
+    variables = json.loads(out)["facts"]["env"]["variables"]
+    assert variables == {"NCCL_PWD": "<redacted>", "TORCH_PASS": "<redacted>"}

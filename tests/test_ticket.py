@@ -419,3 +419,89 @@ def test_summary_names_the_build_kind(torch, expected):
     from torchdoctor.ticket import build_summary
 
     assert build_summary(Facts.model_validate({"torch": {"import_status": "ok", **torch}})) == expected
+
+
+# ----------------------------------------------------------------------------------------
+# nothing from the facts pings anyone or breaks out of its code span or block
+# ----------------------------------------------------------------------------------------
+
+# how GitHub finds a mention (html-pipeline's MentionFilter): an @ not after a word character,
+# then a user or org/team name
+GITHUB_MENTION = re.compile(r"(?:^|[^A-Za-z0-9_])@([A-Za-z0-9][A-Za-z0-9-]*)")
+
+
+def outside_code(markdown: str) -> str:
+    """The text GitHub renders as prose: fenced blocks and code spans (CommonMark: a run of n
+    backticks closes only at the next run of exactly n) taken out."""
+    prose, fence = [], None
+    for line in markdown.splitlines():
+        m = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if fence is None and m:
+            fence = m.group(1)
+            continue
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
+                fence = None
+            continue
+        prose.append(line)
+    return "\n".join(_without_code_spans(line) for line in prose)  # each line is one paragraph or cell row
+
+
+def _without_code_spans(text: str) -> str:
+    out, i = [], 0
+    for run in re.finditer(r"`+", text):
+        if run.start() < i:
+            continue
+        close = next((m for m in re.finditer(r"`+", text[run.end():]) if len(m.group(0)) == len(run.group(0))), None)
+        if close is None:
+            continue
+        out.append(text[i:run.start()])
+        i = run.end() + close.end()
+    out.append(text[i:])
+    return "".join(out)
+
+
+def mention_facts() -> Facts:
+    data = json.loads(load(CORPUS / "case023.txt").model_dump_json())
+    data["origin"] = "json"
+    data["system"]["os_name"] = "Ubuntu 22.04 @octocat\n```\n@pytorch/triage ping"
+    data["gpu"]["devices"][0]["name"] = "@nvidia RTX 3090"
+    data["gpu"]["name"] = "@nvidia RTX 3090"
+    data["torch"]["version"] = "1.12.1+@admin"
+    data["problems"] = ["probe gpu: (@someone) please look", "``@twobackticks`` and ` @one"]
+    data["env"] = {"variables": {"NCCL_DEBUG": "@envuser"}}
+    data["memory"] = {"unavailable": "@reason-user said so"}
+    data["packages"]["versions"]["x@pkg"] = "1.0"
+    return Facts.model_validate(data)
+
+
+def test_mentions_from_the_facts_do_not_ping(capsys, tmp_path):
+    ticket = render_ticket(report_for(mention_facts()))
+    prose = outside_code(ticket)
+    assert GITHUB_MENTION.findall(prose) == []
+    # still readable: the @ and the name are there, a zero-width space between them
+    summary = summary_line(report_for(mention_facts()))
+    assert "@\u200boctocat" in summary and "@\u200bnvidia RTX 3090" in summary
+    # and through the command, from a facts file
+    path = tmp_path / "mentions.json"
+    path.write_text(mention_facts().model_dump_json())
+    code, out, err = run(capsys, "report", "--facts", path)
+    assert code == 0, err
+    assert GITHUB_MENTION.findall(outside_code(out)) == []
+    assert "octocat" in out and "someone" in out
+
+
+def test_a_value_cannot_close_the_collect_env_fence_or_its_code_span():
+    ticket = render_ticket(report_for(mention_facts()))
+    fences = [line for line in ticket.splitlines() if re.match(r" {0,3}```", line)]
+    assert fences.count("```text") == 1
+    block = fenced_block(ticket)
+    assert "Versions of relevant libraries:" in block  # the block runs to its real end
+    # the block still reads back: the zero-width space is dropped by the importer
+    back = load_report(block.encode(), "block.txt")
+    assert back.system.os_name.startswith("Ubuntu 22.04")
+    # a value with backticks stays inside its code span in the facts tables
+    from torchdoctor.ticket import md_code
+
+    assert md_code("a `` b") == "``` a `` b ```"
+    assert outside_code(f"x {md_code('``@twobackticks`` and ` @one')} y") == "x  y"

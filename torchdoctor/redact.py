@@ -7,19 +7,24 @@ The exact list of what is replaced is in ``docs/redaction.md`` (keep the two in 
   -> ``<user>`` (the home directory itself -> ``~``)
 - this machine's host name (full and short form) and AWS-style ``ip-10-1-2-3`` host names
   -> ``<host>``
-- IPv4, IPv6 and MAC addresses -> ``<ip>`` / ``<mac>``; version-valued facts
-  (``*version*``, ``packages.versions``, ``arch_list``, ``build`` ...) and version numbers in
-  text (``cuDNN 8.9.2.26``, ``nvidia-cublas-cu12==12.1.3.1``) are left alone
+- IPv4, IPv6 and MAC addresses (also Cisco's ``aabb.ccdd.eeff``) -> ``<ip>`` / ``<mac>``; a
+  dotted quad is a version, and left alone, only in version position (after a version word:
+  ``cuDNN 8.9.2.26``, ``nvidia-cublas-cu12==12.1.3.1``; or at the start of a version-valued
+  fact) and with a first number of at most 99 (:func:`_is_version_number`)
 - e-mail addresses -> ``<email>``
 - GPU UUIDs (``GPU-…``, ``MIG-…``, bare UUIDs) and the values of ``uuid``/``serial`` facts
   -> ``<redacted>``
 - anything that looks like a token or key: Hugging Face ``hf_…``, AWS ``AKIA…``/``ASIA…``,
   GitHub ``ghp_``/``gho_``/``ghs_``/``ghu_``/``ghr_``/``github_pat_…``, GitLab ``glpat-…``,
-  Slack ``xox…-``, OpenAI/Anthropic-style ``sk-…``, Google ``AIza…``, JWTs, private key
-  blocks, credentials in URLs (``scheme://user:pass@``), the value of any
-  ``…TOKEN=``/``…KEY=``/``…SECRET=``/``…PASSWORD=`` assignment, the whole value of a field or
-  variable whose *name* says it is a secret, and long random-looking strings in environment
-  variable values -> ``<redacted>``
+  Slack ``xox…-``, OpenAI/Anthropic-style ``sk-…``, Google ``AIza…``, npm, PyPI, JWTs (also
+  with a short or no signature), private key blocks, AWS secret access keys, credentials in
+  URLs (``scheme://user:pass@``), the value of any ``…TOKEN=``/``…KEY=``/``…SECRET=``/
+  ``…PASSWORD=``/``…_PASS=``/``…_PWD=`` assignment, the whole value of a field or variable
+  whose *name* says it is a secret (``TORCH_PASS``, ``NCCL_PWD``), and long random-looking
+  strings in environment variable values -> ``<redacted>``
+
+Every pattern is linear in its input (see the comment above the patterns and
+``benchmarks/redaction.py``).
 
 Redaction works on the serialised data (every string, at any depth, knowing the path of the
 fact it belongs to), so a fact added later is covered without touching this module.
@@ -53,35 +58,62 @@ EMAIL = "<email>"
 # ----------------------------------------------------------------------------------------
 # patterns
 # ----------------------------------------------------------------------------------------
+#
+# Every pattern here runs over hostile text of up to several megabytes, so each one is linear
+# in its input: it starts with a literal (which the regex engine finds with a fast scan) or is
+# anchored by a lookbehind that fails at once inside a run, and no two adjacent quantifiers can
+# match the same characters. Where a match would need an unbounded scan *before* a literal
+# (the local part of an e-mail address before its ``@``), the literal is found first and the
+# part before it is read backwards over a bounded window (:func:`_sub_emails`).
+# ``benchmarks/redaction.py`` times all of them on 1 MB adversarial inputs.
 
-SECRET_PATTERNS = [
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"),                                   # Hugging Face
-    re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),  # AWS key ids
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),                            # GitHub
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b"),                              # GitLab
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),                         # Slack
-    re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}\b"),      # OpenAI, Anthropic, Stripe
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),                                 # Google API key
-    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),                                   # npm
-    re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}\b"),                               # PyPI upload token
-    re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),  # JWT
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-]
-URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+# A token starts where no letter or digit precedes it: "NCCL_OPTS=hf_...", "(AKIA...)" and
+# "x_AKIA..." are all caught, "blahf_..." is not. A token runs to the end of its alphabet (no
+# trailing \b, which made "AKIA..._suffix" and "hf_..._x" escape).
+_B = r"(?<![A-Za-z0-9])"
+SECRET_PATTERNS: dict[str, re.Pattern] = {
+    "huggingface": re.compile(_B + r"hf_[A-Za-z0-9]{20,}"),
+    "aws-key-id": re.compile(_B + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    "github": re.compile(_B + r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    "github-pat": re.compile(_B + r"github_pat_[A-Za-z0-9_]{20,}"),
+    "gitlab": re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}"),
+    "slack": re.compile(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    "openai-anthropic-stripe": re.compile(_B + r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}"),
+    "google-api-key": re.compile(_B + r"AIza[0-9A-Za-z_-]{35,}"),
+    "npm": re.compile(_B + r"npm_[A-Za-z0-9]{36,}"),
+    "pypi": re.compile(_B + r"pypi-[A-Za-z0-9_-]{50,}"),
+    # header.payload.signature; the signature may be short or empty (alg "none")
+    "jwt": re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"),
+    "private-key": re.compile(
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|\Z)", re.S
+    ),
+    # AWS secret access keys: exactly 40 characters of base64 (with '/' and '+'), checked for
+    # the mixed case of random data by _aws_secret (a git SHA is lower-case hex, a path starts
+    # with '/' or has few capitals)
+    "aws-secret-key": re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+}
+# credentials in a URL: scheme://user:password@host, scheme://token@host. Anchored on "://"
+# (found by a fast scan); the user part cannot contain '/', so a scan never runs past the next
+# "://".
+URL_CREDENTIALS = re.compile(r"://[^/\s:@]+(?::[^/\s@]*)?@")
 _SECRET_WORDS = r"TOKEN(?!IZER)|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|AUTH"
+# PASS, PWD and PW are secret words only as a whole part of a name (TORCH_PASS, NCCL_PWD,
+# db_pass), not inside a word (BYPASS, COMPASS); bare, only in capitals ("PASS=", not "pass:").
 ASSIGNMENT = re.compile(
-    rf"(?P<name>\b[A-Za-z0-9_]*(?:{_SECRET_WORDS}|_KEY)\b[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s,;\"']+)",
+    rf"(?P<name>\b(?:[A-Za-z0-9_]{{0,100}}(?:{_SECRET_WORDS}|_KEY|_PASS|_PWD|_PW)|(?-i:PASS|PWD|PW))\b"
+    r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s,;\"']+)",
     re.IGNORECASE,
 )
-SECRET_NAME = re.compile(rf"(?:{_SECRET_WORDS})|_KEY$", re.I)
+SECRET_NAME = re.compile(rf"(?:{_SECRET_WORDS})|_KEY$|(?:^|[^A-Za-z0-9])(?:PASS|PWD|PW)(?:[^A-Za-z0-9]|$)", re.I)
 """A field or variable name that says its value is a secret (TOKENIZERS_PARALLELISM is not)."""
 GPU_UUID = re.compile(r"\b(?P<kind>GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
 # MIG instances in old drivers: MIG-GPU-<uuid>/<gi>/<ci>
-MIG_OLD = re.compile(r"\bMIG-GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d+){0,2}")
+MIG_OLD = re.compile(r"\bMIG-GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d{1,9}){0,2}")
 BARE_UUID = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+# aa:bb:cc:dd:ee:ff, AA-BB-CC-DD-EE-FF, and Cisco's aabb.ccdd.eeff
 MAC = re.compile(
     r"(?<![\w:-])(?:[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}(?:-[0-9a-fA-F]{2}){5})(?![\w:-])"
+    r"|(?<![\w.:-])[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}(?![\w:-]|\.\w)"
 )
 IPV4 = re.compile(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?!\w|\.\w)")
 _H = r"[0-9a-fA-F]{1,4}"
@@ -90,12 +122,16 @@ _H = r"[0-9a-fA-F]{1,4}"
 IPV6 = re.compile(
     rf"(?<![\w:])(?:(?:{_H}:){{7}}{_H}|(?:{_H}(?::{_H}){{0,6}})?::{_H}(?::{_H}){{0,6}})(?![\w:])"
 )
-EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-AWS_HOST = re.compile(r"\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[A-Za-z0-9.-]+)?\b")
+# e-mail: the domain after each '@' (RFC 1035 sizes: labels of 1-63, at most 127 of them),
+# the local part (at most 64 characters, RFC 5321) read backwards from the '@'
+EMAIL_DOMAIN = re.compile(r"@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,126}\.[A-Za-z]{2,63}(?![A-Za-z0-9-])")
+_EMAIL_LOCAL_REVERSED = re.compile(r"[A-Za-z0-9._%+-]{1,64}")
+EMAIL_LOCAL_MAX = 64
+AWS_HOST = re.compile(r"\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[A-Za-z0-9.-]{1,253})?\b")
 HOME_PATHS = [
     re.compile(r"(?P<pre>/home/)(?P<name>[^/\s\"':;,]+)"),
     re.compile(r"(?P<pre>/Users/)(?P<name>[^/\s\"':;,]+)"),
-    re.compile(r"(?P<pre>\b[A-Za-z]:(?:\\+|/)(?:Users|Documents and Settings)(?:\\+|/))(?P<name>[^\\/\s\"':;,]+)", re.I),
+    re.compile(r"(?P<pre>\b[A-Za-z]:(?:\\{1,4}|/)(?:Users|Documents and Settings)(?:\\{1,4}|/))(?P<name>[^\\/\s\"':;,]+)", re.I),
 ]
 KEEP_HOME_NAMES = {"Shared", "Public", "Default", "All Users", "Default User", "<user>"}
 
@@ -109,8 +145,10 @@ GENERIC_NAMES = {
     "worker", "master", "server", "linux", "windows", "darwin", "macos", "lib", "local",
 }
 
-# Facts (by the last key of their path) whose values are versions or build labels: no
-# address detection there (cuDNN 8.9.2.26 is not an IP address).
+# Facts (by the last key of their path) whose values are versions or build labels. A dotted
+# quad there is a version where it sits in version position (the start of the value, or after
+# a version word), unless its shape says address (see _is_version_number); an address
+# anywhere else in such a value (an IP in the OS line, a conda channel URL) is replaced.
 VERSION_KEYS = {"build", "driver", "git_version", "arch_list", "cpu_capability", "kernel",
                 "libc", "os_name", "channel"}
 VERSION_PARENTS = {"versions"}  # packages.versions[<name>] = version
@@ -119,11 +157,18 @@ SENSITIVE_KEYS = {"uuid", "serial", "serial_number", "board_serial"}
 # A version number right after one of these words is not an address.
 VERSION_CONTEXT = re.compile(
     r"(?:(?<![A-Za-z0-9_.-])(?:version|ver\.?|v|cudnn|cublas|cufft|curand|cusolver|cusparse|cusparselt|nccl|nvjitlink|"
-    r"nvtx|nvrtc|cupti|cuda|runtime|driver|torch|triton|python|gcc|glibc|mkl|onednn|mkldnn|"
-    r"nvidia-[a-z0-9-]+|lib[a-z0-9_+-]+)|==|>=|<=|~=|@)"
+    r"nvtx|nvrtc|cupti|cuda|runtime|driver|torch|triton|python|gcc|glibc|mkl|onednn|mkldnn|tensorrt|"
+    r"nvidia-[a-z0-9-]+|lib[a-z0-9_+-]+)|==|>=|<=|~=)"
     r"[\s:=()\[\]'\"]*$",
     re.IGNORECASE,
 )
+VERSION_WINDOW = 48
+"""How far before a dotted quad its version word is looked for (never past a line start)."""
+VERSION_MAX_FIRST = 99
+"""A dotted quad whose first number is above this is an address even after a version word:
+four-part versions that fit in bytes have small majors (cuDNN 8.9.2.26, cuRAND 10.3.2.106,
+TensorRT 10.0.1.6), while 127.0.0.1, 169.254.x.x, 172.16-31.x.x, 192.168.x.x and most public
+addresses start above 99."""
 ENV_NAME_BEFORE = re.compile(r"\b[A-Z][A-Z0-9_]*\s*[=:]\s*[\"']?$")
 
 # a long random-looking string inside an environment variable value
@@ -169,25 +214,67 @@ def _identifying(name: Optional[str]) -> bool:
 # ----------------------------------------------------------------------------------------
 
 
-def _is_version_context(text: str, start: int) -> bool:
-    line_start = text.rfind("\n", 0, start) + 1
-    before = text[max(line_start, start - 48):start]
+def _is_version_number(text: str, start: int, versioned: bool) -> bool:
+    """Whether the dotted quad at ``start`` is a version, not an IPv4 address.
+
+    It is a version when its first number is at most VERSION_MAX_FIRST and it stands in
+    version position: right after a version word or operator (``cuDNN 8.9.2.26``,
+    ``==12.1.3.1``, ``libcudnn.so.8.9.2.26``), or, in a version-valued fact, at the start of
+    the value. An assignment to an upper-case name (``MASTER_ADDR=10.0.0.1``) is an address.
+    """
+    dot = text.find(".", start, start + 4)
+    if dot < 0 or int(text[start:dot]) > VERSION_MAX_FIRST:
+        return False
+    lo = max(0, start - VERSION_WINDOW)
+    line_start = text.rfind("\n", lo, start) + 1  # bounded: never a scan back to the start
+    before = text[max(line_start, lo):start]
     if ENV_NAME_BEFORE.search(before) and "VERSION" not in before.upper():
         return False  # MASTER_ADDR=10.0.0.1, NCCL_COMM_ID=10.0.0.1:29500
-    return bool(VERSION_CONTEXT.search(before))
+    if VERSION_CONTEXT.search(before):
+        return True
+    return versioned and start - line_start <= 1 and text[line_start:start] in ("", "v", "V")
 
 
-def _sub_ipv4(text: str) -> str:
+def _sub_ipv4(text: str, versioned: bool) -> str:
     def repl(m: re.Match) -> str:
-        return m.group(0) if _is_version_context(text, m.start()) else IP
+        return m.group(0) if _is_version_number(text, m.start(), versioned) else IP
 
     return IPV4.sub(repl, text)
+
+
+def _sub_emails(text: str) -> str:
+    """E-mail addresses -> EMAIL. Anchored on each '@' (a fast scan): the domain is matched
+    forwards, the local part read backwards over at most EMAIL_LOCAL_MAX characters, so the
+    cost is linear however the text is made (a regex starting at the local part rescans a
+    long run of local-part characters from every position)."""
+    if "@" not in text:
+        return text
+    pieces = []
+    done = 0
+    for m in EMAIL_DOMAIN.finditer(text):
+        at = m.start()
+        lo = max(done, at - EMAIL_LOCAL_MAX)
+        local = _EMAIL_LOCAL_REVERSED.match(text[lo:at][::-1])
+        if local is None:
+            continue
+        begin = at - len(local.group(0))
+        while begin < at and not text[begin].isalnum():
+            begin += 1  # "--user@host": the address starts at a letter or digit
+        if begin == at:
+            continue
+        pieces.append(text[done:begin])
+        pieces.append(EMAIL)
+        done = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def redact_text(text: str, key: str = "", path: Sequence[str] = ()) -> str:
     """Redact one string. ``key`` is the field or variable name it came from and ``path`` the
     keys above it (``("facts", "env", "variables")``); both only make redaction stricter or,
-    for version-valued facts, skip address detection."""
+    for version-valued facts, let a dotted number at the start of the value stay a version."""
     if not text:
         return text
     if SECRET_NAME.search(key or "") or key.lower() in SENSITIVE_KEYS:
@@ -195,21 +282,25 @@ def redact_text(text: str, key: str = "", path: Sequence[str] = ()) -> str:
     user, home, host = _identity()
     versioned = _is_version_key(key, path)
     out = text
-    for pat in SECRET_PATTERNS:
-        out = pat.sub(REDACTED, out)
-    out = URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", out)
+    for name, pat in SECRET_PATTERNS.items():
+        check = _SECRET_CHECKS.get(name)
+        if check is None:
+            out = pat.sub(REDACTED, out)
+        else:
+            out = pat.sub(lambda m: REDACTED if check(m.group(0)) else m.group(0), out)
+    if "://" in out:
+        out = URL_CREDENTIALS.sub(f"://{REDACTED}@", out)
     out = ASSIGNMENT.sub(lambda m: f"{m.group('name')}{REDACTED}", out)
     out = MIG_OLD.sub(f"MIG-GPU-{REDACTED}", out)
     out = GPU_UUID.sub(lambda m: f"{m.group('kind')}-{REDACTED}", out)
     out = BARE_UUID.sub(REDACTED, out)
-    out = EMAIL_RE.sub(EMAIL, out)
+    out = _sub_emails(out)
     if path and path[-1] == "variables":  # an environment variable's value
         out = RANDOMISH.sub(lambda m: REDACTED if _randomish(m.group(0)) else m.group(0), out)
     out = AWS_HOST.sub(HOST, out)
-    if not versioned:
-        out = MAC.sub(MAC_TOKEN, out)
-        out = _sub_ipv4(out)
-        out = IPV6.sub(IP, out)
+    out = MAC.sub(MAC_TOKEN, out)
+    out = _sub_ipv4(out, versioned)
+    out = IPV6.sub(IP, out)
     if home and (os.path.basename(home) == user or any(p.match(home) for p in HOME_PATHS)):
         out = _replace_prefix(out, home, "~")
     for pat in HOME_PATHS:
@@ -236,6 +327,21 @@ def _randomish(s: str) -> bool:
     separators = sum(c in "-_" for c in s)
     classes = (digits >= 2) + (upper >= 2) + (lower >= 2)
     return classes >= 2 and separators <= 3
+
+
+def _aws_secret(s: str) -> bool:
+    """A 40-character base64 run with the mixed case of random data (AWS secret access key):
+    not a path (no leading '/'), not hex (capitals and small letters both)."""
+    if s.startswith("/"):
+        return False
+    upper = sum(c.isupper() for c in s)
+    lower = sum(c.islower() for c in s)
+    other = sum(c.isdigit() or c in "/+" for c in s)
+    return upper >= 3 and lower >= 3 and other >= 1
+
+
+_SECRET_CHECKS = {"aws-secret-key": _aws_secret}
+"""Patterns whose matches are redacted only when this shape check agrees."""
 
 
 def _is_version_key(key: str, path: Sequence[str]) -> bool:

@@ -20,11 +20,18 @@ A value known to be absent is written the way collect_env writes it for that fie
 ``None``, ``No CUDA``, ``Could not collect``); "Could not collect" for an unknown value only
 where a pasted report said exactly that. Package names are the facts' normalised names
 (``mkl_fft`` is listed as ``mkl-fft``).
+
+Nothing from the facts can ping anyone or break out of its place: an ``@name`` in plain text
+(the summary, finding messages, reasons, problems) gets a zero-width space after the ``@``
+(U+200B: GitHub links a mention only where a name character follows the ``@`` at once, and
+the text reads the same), code spans are fenced with more backticks than the value holds, and
+no line of the collect_env block can close its fence.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 from typing import Any, Optional
 
@@ -33,7 +40,8 @@ from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable, is_xpu_build
 from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
-from torchdoctor.render import md_text, show_value
+from torchdoctor.render import md_text as _md_text
+from torchdoctor.render import show_value
 from torchdoctor.report import SEVERITY_RANK, Report
 
 CNC = "Could not collect"
@@ -43,6 +51,21 @@ NO_CUDA = "No CUDA"
 # ----------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------
+
+
+# an @ that GitHub would read as the start of a mention: not after a letter, digit or _
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
+ZWSP = "\u200b"
+
+
+def no_mentions(text: str) -> str:
+    """``@user`` -> ``@\u200buser``: shown the same, but GitHub does not notify anyone."""
+    return _MENTION.sub("@" + ZWSP, text) if "@" in text else text
+
+
+def md_text(text: str) -> str:
+    """Plain text in the ticket: HTML-escaped, on one line, mentions neutralised."""
+    return no_mentions(_md_text(text))
 
 
 def known(value: Any) -> bool:
@@ -67,6 +90,8 @@ def sm_name(cc: Any) -> Optional[str]:
     12.1 -> sm_121 (major digits, then the one minor digit); None when it is not a number.
     (``tables._cc`` reads these names back into (major, minor).)"""
     if isinstance(cc, bool) or not isinstance(cc, (int, float)):
+        return None
+    if not math.isfinite(cc) or not 0 <= cc < 1000:
         return None
     major, _, minor = f"{float(cc):.1f}".partition(".")
     return f"sm_{int(major)}{minor}" if int(major) >= 0 else None
@@ -99,10 +124,12 @@ def show(value: Any) -> str:
 
 
 def md_code(text: str) -> str:
-    """Inline code that survives backticks and table pipes in the value."""
-    text = " ".join(str(text).split()).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
+    """Inline code that survives backticks and table pipes in the value: the fence is one
+    backtick longer than the longest run of backticks in it, so the value cannot close it."""
+    text = no_mentions(" ".join(str(text).split()).replace("|", "\\|"))  # in case a span breaks
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
@@ -231,7 +258,7 @@ def _torch_failed(t: Optional[BaseModel]) -> bool:
 
 
 def _version_tuple(text: Any) -> Optional[tuple[int, ...]]:
-    m = re.match(r"(\d+)\.(\d+)", text) if isinstance(text, str) else None
+    m = re.match(r"(\d{1,9})\.(\d{1,9})", text) if isinstance(text, str) else None
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -502,7 +529,8 @@ def collect_env_text(facts: Facts) -> str:
     if packages is not None:
         lines += ["", "Versions of relevant libraries:", *packages]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
-    return text + "\n"
+    # a value cannot close the ``` fence the block is printed in (the importer drops the ZWSP)
+    return text.replace("```", "`" + ZWSP + "``") + "\n"
 
 
 # ----------------------------------------------------------------------------------------
@@ -562,11 +590,12 @@ def fact_sections(facts: Facts) -> list[dict[str, Any]]:
                 missing.setdefault(v.unavailable, []).append(path[len(ns) + 1:])
             else:
                 shown = v if isinstance(v, str) else show(v)
-                if path.endswith("_bytes") and isinstance(v, int) and not isinstance(v, bool):
+                if (path.endswith("_bytes") and isinstance(v, int) and not isinstance(v, bool)
+                        and v.bit_length() <= 64):
                     shown = f"{v} ({v / 2**30:.1f} GiB)"
                 rows.append((md_code(path), md_code(shown)))
         out.append({"name": ns, "unknown": None, "rows": rows, "total": len(all_rows),
-                    "missing": [(md_text(reason), ", ".join(_collapse_indices(paths)))
+                    "missing": [(md_text(reason), md_text(", ".join(_collapse_indices(paths))))
                                 for reason, paths in missing.items()]})
     return out
 
@@ -576,9 +605,9 @@ def md_prose(text: str) -> str:
     outside them escaped so GitHub shows them rather than eating them as HTML."""
     parts = str(text).split("`")
     for i in range(0, len(parts), 2):  # even parts are outside code spans
-        parts[i] = html.escape(parts[i], quote=False)
+        parts[i] = no_mentions(html.escape(parts[i], quote=False))
     if len(parts) % 2 == 0:  # an unbalanced backtick: leave the tail as text
-        parts[-2:] = [parts[-2] + "`" + html.escape(parts[-1], quote=False)]
+        parts[-2:] = [parts[-2] + "`" + no_mentions(html.escape(parts[-1], quote=False))]
     return "`".join(parts)
 
 

@@ -5,6 +5,11 @@
 ``python -m torch.utils.collect_env`` report, and returns facts with ``origin="json"`` or
 ``origin="report"``. Anything it cannot read raises :class:`ReportError` with one line that
 names the file and what is wrong; no other exception is expected to escape.
+
+Both kinds of input pass through :func:`torchdoctor.sanitize.sanitize_facts` on the way out:
+no lone surrogate, control character or terminal escape sequence survives in any string, and
+an implausible number (a 5000-digit version, GPU count or memory size) makes that one fact
+unknown instead of failing the whole report. Error messages are sanitised the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +27,11 @@ __all__ = ["MAX_REPORT_BYTES", "ReportError", "load_report"]
 
 class ReportError(Exception):
     """A pasted report or JSON file that cannot be read; ``str()`` is one line."""
+
+    def __init__(self, message: str):
+        from torchdoctor.sanitize import one_line
+
+        super().__init__(one_line(message))
 
 
 # control characters a text report does not contain (tab, newlines, form feed, ESC allowed)
@@ -61,6 +71,16 @@ def _decode(data: bytes, name: str) -> str:
 
 def load_report(data: Union[bytes, bytearray, memoryview, str], name: str) -> Facts:
     """Facts from a collect_env report or torchdoctor JSON; raises :class:`ReportError`."""
+    from torchdoctor.sanitize import sanitize_facts
+
+    facts = _load(data, name)
+    try:
+        return sanitize_facts(facts)
+    except ValueError as exc:  # a bad value with no enclosing fact that may be unknown
+        raise ReportError(f"{name}: {exc}") from None
+
+
+def _load(data: Union[bytes, bytearray, memoryview, str], name: str) -> Facts:
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
     name = str(name).replace("\r", " ").replace("\n", " ")

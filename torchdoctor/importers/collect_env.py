@@ -57,6 +57,11 @@ guessed. A few collect_env conventions *are* statements and are read as such:
   translations (``_LSCPU_LABELS``, a table, not patterns).
 - ``NCCL version`` is not printed by torch's collect_env; adapted copies of it that print it
   (vectorch-ai/ScaleLLM#288) state ``torch.nccl_version``.
+
+Numbers are read only where they are plausible: a count is at most 9 digits (``_int``), and a
+version with a run of more than ``sanitize.MAX_DIGITS`` digits (``PyTorch version: 1000…0``,
+5000 digits, which Python and packaging refuse to convert) is not a version. Such a field
+becomes unknown with what the report said; it never rejects the whole report.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from typing import Any, Optional, Union
 from packaging.version import InvalidVersion, Version
 
 from torchdoctor import tables
+from torchdoctor.sanitize import too_many_digits
 from torchdoctor.facts import (
     CpuFacts,
     Distribution,
@@ -83,6 +89,7 @@ from torchdoctor.facts import (
 )
 
 NOT_STATED = "not stated in the report"
+IMPLAUSIBLE_VERSION = "the report's version is not plausible (a number of more than 32 digits)"
 COULD_NOT_COLLECT = "report says: could not collect"
 TORCH_NOT_IMPORTED = "torch could not be imported when the report was made (PyTorch version: N/A)"
 
@@ -504,9 +511,10 @@ def _numeric_tokens(text: str) -> list[str]:
 
 
 def _leading_version(value: str) -> Optional[str]:
-    """The dotted number a value starts with ("3.9.9+ (heads/3.9...)" -> "3.9.9")."""
+    """The dotted number a value starts with ("3.9.9+ (heads/3.9...)" -> "3.9.9"); None when
+    there is none or it has an implausibly long number (more than sanitize.MAX_DIGITS digits)."""
     m = _VERSION_AT.match(value.strip())
-    return m.group(0) if m else None
+    return m.group(0) if m and not too_many_digits(m.group(0)) else None
 
 
 def _several_values(value: str) -> bool:
@@ -515,11 +523,16 @@ def _several_values(value: str) -> bool:
     return len(_numeric_tokens(head.replace("&", " ").replace("/", " "))) > 1
 
 
+MAX_INT_DIGITS = 9
+"""A count or number in a report has at most this many digits (anything longer is garbage,
+and Python refuses to convert over 4300)."""
+
+
 def _int(value: Optional[str]) -> Optional[int]:
     if value is None:
         return None
     v = value.strip()
-    if v.isdigit() and len(v) < 10:
+    if v.isdigit() and len(v) <= MAX_INT_DIGITS:
         return int(v)
     return None
 
@@ -535,9 +548,11 @@ def _said(value: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _release(version: str) -> Optional[Version]:
+    if not isinstance(version, str) or too_many_digits(version):
+        return None  # packaging would raise ValueError past 4300 digits
     try:
         return Version(version)
-    except (InvalidVersion, TypeError):
+    except (InvalidVersion, TypeError, ValueError):
         return None
 
 
@@ -558,9 +573,10 @@ def _python_tuple(version: Optional[str]) -> Optional[tuple[int, int]]:
     if not version:
         return None
     parts = version.split(".")
-    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+    if len(parts) < 2:
         return None
-    return int(parts[0]), int(parts[1])
+    major, minor = _int(parts[0]), _int(parts[1])
+    return None if major is None or minor is None else (major, minor)
 
 
 # --------------------------------------------------------------------------------------
@@ -599,6 +615,8 @@ def _join_wrapped_paths(lines: list[str]) -> list[str]:
 
 def _cudnn_version_of(path_or_value: str) -> Optional[tuple[int, ...]]:
     text = path_or_value.strip()
+    if too_many_digits(text):
+        return None
     base = re.split(r"[\\/]", text)[-1]
     for pattern in (_CUDNN_SO, _CUDNN_DYLIB, _CUDNN_DLL):
         m = pattern.fullmatch(base)
@@ -899,7 +917,8 @@ def _read_torch_presence(ctx: _Ctx) -> None:
             token = token[1:]  # hand-edited "v1.13.1"
         if token[:1].isdigit():
             ctx.torch_imported = True
-            ctx.torch_version = token.rstrip(",;")
+            if not too_many_digits(token):  # else the version is unknown: "report says: ..."
+                ctx.torch_version = token.rstrip(",;")
             return
     # The header may be cut off (corpus case031): torch-answered fields still tell.
     for key in ("is_debug_build", "is_cuda_available"):
@@ -1810,6 +1829,9 @@ def _read_packages(ctx: _Ctx) -> None:
     ctx.conda_state = _listing_state(scan.conda_rows)
     ctx.pip = [r for r in (_pip_row(rest) for _, rest in scan.pip_rows) if r is not None]
     ctx.conda = [r for r in (_conda_row(rest) for rest in scan.conda_rows) if r is not None]
+    for row in ctx.pip + ctx.conda:
+        if row.version and too_many_digits(row.version):
+            row.version, row.note = None, IMPLAUSIBLE_VERSION
     running = _python_tuple(ctx.python_version)
     if running is not None:
         tags = [conda_python(r.build) for r in ctx.conda if r.build]
@@ -1909,7 +1931,7 @@ _MACHINES = {
     "riscv64",
     "loongarch64",
 }
-_MSC = re.compile(r"\[MSC v\.\d+ (\d+) bit \((\w+)\)\]")
+_MSC = re.compile(r"\[MSC v\.\d{1,9} (\d{1,3}) bit \((\w{1,40})\)\]")
 
 
 def _python_version(raw: Optional[str]) -> Optional[str]:
@@ -2044,8 +2066,8 @@ def _system_facts(ctx: _Ctx) -> Value:
 
     # libc: platform.libc_ver() read the interpreter binary before Python 3.8
     py = _python_tuple(ctx.python_version) or (
-        (int(ctx.python_version), 0)
-        if ctx.python_version and ctx.python_version.isdigit()
+        (_int(ctx.python_version), 0)
+        if _int(ctx.python_version) is not None
         else None
     )
     libc_raw = f.get("libc_version")

@@ -71,10 +71,22 @@ def _first_error(exc: ValidationError) -> tuple[str, str, int]:
     return where, str(pick.get("msg", "")), len(places) - 1
 
 
+MAX_INT_DIGITS = 20
+"""Integers in the JSON with more digits are read as a marker beyond 64 bits (the sanitiser
+makes that fact unknown): Python refuses to convert over 4300 digits, and no fact has 20."""
+_TOO_BIG = 1 << 64
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits) <= MAX_INT_DIGITS:
+        return int(digits)
+    return -_TOO_BIG if digits.startswith("-") else _TOO_BIG
+
+
 def facts_from_json(text: str) -> Facts:
     """Facts (``origin="json"``) from torchdoctor JSON text; raises :class:`JsonReportError`."""
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_int=_parse_int)
     except RecursionError:
         raise JsonReportError("JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, or an integer too long to convert

@@ -104,7 +104,11 @@ def collect(
     except BaseException:  # Ctrl-C while a child imports torch: kill it, do not wait for it
         _sys.kill_all()
         raise
-    return Facts(origin="probe", problems=problems, **results)
+    from torchdoctor.sanitize import sanitize_facts
+
+    # the torch import error, environment values and package names come from the target
+    # interpreter: no control character, escape sequence or lone surrogate goes further
+    return sanitize_facts(Facts(origin="probe", problems=problems, **results))
 
 
 def in_daemon_thread(thread_name: str, fn: Callable[..., object], *args: object) -> "Future[object]":
