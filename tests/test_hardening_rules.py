@@ -166,6 +166,14 @@ def test_a_bad_message_fails_when_the_rule_loads(capsys, tmp_path, facts_file, m
         assert f"{rules / 'team' / 'bad-message.yaml'}:7: message" in line, line
 
 
+def test_a_condition_calling_an_unknown_function_fails_when_the_rule_loads(capsys, tmp_path, facts_file):
+    rules = pack(tmp_path, "unknown-function", "hello")
+    path = rules / "team" / "unknown-function.yaml"
+    path.write_text(path.read_text().replace('when: "True"', 'when: "no_such_table(torch.version) == 1"'))
+    one_line(*run(capsys, "check", "--facts", facts_file, "--rules", rules),
+             f"{path}:6: 'when' calls an unknown function 'no_such_table'")
+
+
 def test_shipped_messages_render_unchanged_in_the_sandbox():
     """The sandbox takes nothing a shipped message uses: every rule example that checks its
     message still gets exactly that message (run_examples renders through the sandbox)."""

@@ -142,12 +142,17 @@ def test_deleting_the_cache_is_safe_and_no_temp_files_stay(cache):
     assert [p.name for p in cache.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_data_that_json_would_change_is_not_cached(cache):
-    assert rulecache.store("x.json", "k", {"a": 1}) is True
-    assert rulecache.load("x.json", "k") == {"a": 1}
-    assert rulecache.store("y.json", "k", {1: "int key"}) is False  # would come back as "1"
-    assert rulecache.store("z.json", "k", [float("nan")]) is False
+def test_data_comes_back_exactly_or_is_not_cached(cache):
+    import datetime
+
+    for data in ({"a": 1}, {True: "on", 1: "one", None: [1.5, {"k": False}]}):
+        assert rulecache.store("x.json", "k", data) is True
+        back = rulecache.load("x.json", "k")
+        assert back == data and [type(k) for k in back] == [type(k) for k in data]
     assert rulecache.load("x.json", "other key") is None
+    for data in ([float("nan")], {"when": datetime.date(2024, 1, 1)}, {"t": (1, 2)}):
+        assert rulecache.store("y.json", "k", data) is False
+        assert rulecache.load("y.json", "k") is None
 
 
 def test_tables_come_from_the_cache_and_follow_the_file(cache, tmp_path, monkeypatch):
@@ -181,3 +186,11 @@ def test_a_table_error_still_names_its_line(cache, tmp_path, monkeypatch):
             tables.load("gpu_models")
     finally:
         tables.load.cache_clear()
+
+
+def test_the_cache_keeps_a_bounded_number_of_entries(cache):
+    for i in range(rulecache.MAX_ENTRIES + 10):
+        assert rulecache.store(f"entry-{i}.json", "k", {"i": i})
+    names = {p.name for p in cache.glob("*.json")}
+    assert len(names) == rulecache.MAX_ENTRIES
+    assert f"entry-{rulecache.MAX_ENTRIES + 9}.json" in names

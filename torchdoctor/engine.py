@@ -225,33 +225,24 @@ def vmajmin(text: Any) -> Version:
 
 
 
-TABLE_FUNCTIONS = (
-    "arch_for_cc",
-    "arch_info",
-    "integrated_gpu",
-    "cc_for_gpu_name",
-    "driver_min",
-    "driver_compat_floor",
-    "wheel_archs",
-    "wheel_platform",
-    "arch_list_supports",
-    "wheels_supporting",
-    "wheel_for",
-    "release_variants",
-    "sdpa_backends",
-    "python_supported",
-    "torchvision_for",
-    "torchaudio_for",
-    "cuda_for_conda_build",
-    "same_build_family",
-    "rocm_gfx_support",
-    "wheel_index_url",
-    "mps_min_macos",
-    "latest_release",
-    "compile_python_support",
-    "compile_windows_support",
-    "cpu_inference_stacks",
-)
+NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list"})
+"""Public functions of tables.py that are loaders, not lookups for rules."""
+
+
+def _table_functions() -> tuple:
+    """Every public lookup of tables.py (the module's own plain functions, minus the loaders):
+    a new table function is available to conditions and messages without a second list to
+    keep in step (a rule naming a function that does not exist fails when it loads)."""
+    import types
+
+    return tuple(sorted(
+        name for name, value in vars(tables).items()
+        if type(value) is types.FunctionType and value.__module__ == tables.__name__
+        and not name.startswith("_") and name not in NOT_FOR_RULES
+    ))
+
+
+TABLE_FUNCTIONS = _table_functions()
 
 BASE_FUNCTIONS: dict[str, Any] = {
     "v": v,

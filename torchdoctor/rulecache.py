@@ -40,6 +40,9 @@ FORMAT = 1
 ENV_DISABLE = "TORCHDOCTOR_NO_CACHE"
 ENV_DIR = "TORCHDOCTOR_CACHE_DIR"
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
+MAX_ENTRIES = 64
+"""Entries kept; the least recently written beyond this are removed when one is stored (each
+set of --rules directories has its own entry)."""
 
 
 def enabled() -> bool:
@@ -125,6 +128,27 @@ def _usable_dir(path: Path, create: bool) -> bool:
     return not (st.st_mode & 0o022)
 
 
+_MAP = "\u0000map"
+"""Marks a mapping with keys that are not text (YAML's ``true:``, ``1:``) as a list of pairs."""
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and _MAP not in value:
+            return {k: _encode(v) for k, v in value.items()}
+        return {_MAP: [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _decode_map(obj: dict) -> Any:
+    if len(obj) == 1 and _MAP in obj:
+        pairs = obj[_MAP]
+        return {(tuple(k) if isinstance(k, list) else k): v for k, v in pairs}
+    return obj
+
+
 def load(name: str, key: str) -> Any:
     """The data stored under ``name`` if its key is ``key``; None otherwise (never raises)."""
     base = directory()
@@ -144,8 +168,8 @@ def load(name: str, key: str) -> Any:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             raw = fh.read(MAX_ENTRY_BYTES + 1)
-        entry = json.loads(raw)
-    except (OSError, ValueError, RecursionError):
+        entry = json.loads(raw, object_hook=_decode_map)
+    except (OSError, ValueError, RecursionError, TypeError):
         return None
     finally:
         os.close(fd)
@@ -161,8 +185,8 @@ def store(name: str, key: str, data: Any) -> bool:
     if base is None or not _usable_dir(base, create=True):
         return False
     try:
-        text = json.dumps({"format": FORMAT, "key": key, "data": data}, separators=(",", ":"))
-        if json.loads(text)["data"] != data:  # int keys, tuples, dates: not cacheable as JSON
+        text = json.dumps({"format": FORMAT, "key": key, "data": _encode(data)}, separators=(",", ":"))
+        if json.loads(text, object_hook=_decode_map)["data"] != data:  # tuples, dates, NaN: not cached
             return False
     except (TypeError, ValueError, RecursionError):
         return False
@@ -177,6 +201,7 @@ def store(name: str, key: str, data: Any) -> bool:
             fh.write(payload)
         os.replace(tmp, base / name)
         tmp = ""
+        _prune(base)
         return True
     except OSError:
         return False
@@ -188,3 +213,15 @@ def store(name: str, key: str, data: Any) -> bool:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _prune(base: Path) -> None:
+    try:
+        entries = [e for e in os.scandir(base) if e.name.endswith(".json") and e.is_file(follow_symlinks=False)]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
+        for entry in entries[: len(entries) - MAX_ENTRIES]:
+            os.unlink(entry.path)
+    except OSError:
+        pass

@@ -259,6 +259,9 @@ def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, di
         problem = check_fact_path(p)
         if problem:
             raise fail("when", problem)
+    unknown = called_functions(rule.when) - message_names()
+    if unknown:
+        raise fail("when", f"'when' calls an unknown function '{sorted(unknown)[0][:60]}'")
     try:
         for p in sorted(message_fact_paths(rule.message)):
             problem = check_fact_path(p)
@@ -293,6 +296,13 @@ def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, di
                         f"example {clip(example.name)}: unknown namespace {clip(ns)}"
                     )
     return rule, data
+
+
+def called_functions(expr: str) -> set[str]:
+    """Names an expression calls as plain functions (``v(...)``, ``wheel_for(...)``)."""
+    tree = ast.parse(f"({expr})", mode="eval")
+    return {node.func.id for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
 
 
 def message_names() -> frozenset:

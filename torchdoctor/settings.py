@@ -210,8 +210,8 @@ def load_registry(path: Optional[Path] = None) -> Registry:
 def _load_registry(path: str) -> Registry:
     import hashlib
 
-    text = yamlio.read_text(path, RuleFileError, what="settings file")
-    raw = yamlio.load_text(text, path, RuleFileError, aliases="none")
+    # parsed once, then from the rule cache; every check below runs on each load
+    text, raw = yamlio.read_cached(path, RuleFileError, what="settings file", kind="settings")
     if not isinstance(raw, dict) or not isinstance(raw.get("settings"), dict):
         raise RuleFileError(f"{path}: expected a mapping with a 'settings' table")
     out: dict[str, Setting] = {}

@@ -83,7 +83,8 @@ class Task(BaseModel):
 @functools.lru_cache(maxsize=4)
 def load_tasks(path: Optional[str] = None) -> dict[str, Task]:
     p = Path(path) if path else default_rules_dir() / "tasks.yaml"
-    raw = yamlio.read_file(p, WorkloadError, what="tasks file")
+    # parsed once, then from the rule cache; every task is validated on each load
+    _, raw = yamlio.read_cached(p, WorkloadError, what="tasks file", kind="tasks")
     table = raw.get("tasks") if isinstance(raw, dict) else None
     if not isinstance(table, dict):
         raise WorkloadError(f"{p}: expected a mapping with a 'tasks' table")

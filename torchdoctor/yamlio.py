@@ -156,6 +156,23 @@ def read_file(path: Any, error: type, *, what: str = "", limit: int = MAX_YAML_B
     return load_text(read_text(path, error, what=what, limit=limit), str(path), error, aliases=aliases)
 
 
+def read_cached(path: Any, error: type, *, what: str, kind: str, limit: int = MAX_YAML_BYTES,
+                aliases: str = "none") -> tuple[str, Any]:
+    """``(text, data)`` of a shipped YAML file whose data the caller checks on every load
+    (settings.yaml, tasks.yaml): parsed once and then read from :mod:`torchdoctor.rulecache`
+    (keyed by the file's bytes), so a warm run never imports yaml."""
+    from torchdoctor import rulecache
+
+    text = read_text(path, error, what=what, limit=limit)
+    key = rulecache.make_key([(str(path), text.encode("utf-8"))])
+    name = rulecache.entry_name(kind, [str(path)])
+    data = rulecache.load(name, key)
+    if data is None:
+        data = load_text(text, str(path), error, aliases=aliases)
+        rulecache.store(name, key, data)
+    return text, data
+
+
 def compose(text: str) -> Optional[Any]:
     """The node tree of ``text`` (for ``path:line`` on an error path), or None if unreadable.
     Called only on text that passed :func:`check_aliases`, so the tree has no shared nodes."""
