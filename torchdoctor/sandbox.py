@@ -398,7 +398,7 @@ def check_message(source: str, names: Collection[str]) -> Any:
 
 
 def _parse_checked(source: str, names: frozenset) -> Any:
-    from jinja2 import TemplateSyntaxError, meta, nodes
+    from jinja2 import TemplateSyntaxError, nodes
 
     if not isinstance(source, str):
         raise TemplateProblem("the message must be text")
@@ -434,8 +434,12 @@ def _parse_checked(source: str, names: frozenset) -> Any:
         if isinstance(node, nodes.For) and node.recursive:
             raise TemplateProblem(f"template line {line}: recursive loops are not allowed")
         stack.extend(node.iter_child_nodes())
+    # the names read, less those the template assigns (anywhere: a name read before its
+    # assignment is at worst undefined at run time, which is not a security matter) and the
+    # loop variable; cheaper than jinja2.meta, which runs the code generator
+    read = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
     assigned = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
-    unknown = meta.find_undeclared_variables(tree) - names - global_names() - assigned
+    unknown = read - names - global_names() - assigned - {"loop"}
     if unknown:
         first = sorted(unknown)[0]
         raise TemplateProblem(f"unknown name '{first[:40]}' (messages see the fact namespaces, "
