@@ -168,6 +168,10 @@ class TorchFacts(_Model):
     """Warning or error text CUDA initialisation produced (driver too old, no kernel image).
     From a pasted report: torch's own "CUDA initialization: ..." warning when the text has it
     (one line, at most 1,000 characters)."""
+    compile_error: Maybe[Optional[str]] = _field()
+    """The error torch.compile raised, where pasted text shows it (one line, at most 1,000
+    characters), e.g. "Dynamo is not supported on Python 3.12+": torch's own refusal of the
+    interpreter. Never read by the live probe, which does not call torch.compile."""
     mps_built: Maybe[bool] = _field()
     """torch.backends.mps.is_built()."""
     mps_available: Maybe[bool] = _field()
@@ -427,6 +431,11 @@ class PackagesFacts(_Model):
     More than one is a fact, not an error."""
     torch_module_path: Maybe[Optional[str]] = _field()
     """Where the imported torch lives (None when torch cannot be found)."""
+    extension_archs: Maybe[dict[str, list[str]]] = _field()
+    """GPU architectures the CUDA code of a compiled extension beside torch was built for, by
+    distribution name, as the paste states them (detectron2's collect_env rows "detectron2 arch
+    flags  sm_37", "torchvision arch flags  3.5, 5.0, 6.0"): ["sm_37"], ["sm_35", "sm_50",
+    "sm_60"]. From pasted text only."""
 
 
 class SystemFacts(_Model):
@@ -492,6 +501,17 @@ class Facts(_Model):
     notes: list[str] = Field(default_factory=list)
     """How the facts were read, where a reader should know it and nothing is wrong with the
     environment or a probe (e.g. only the first of several pasted reports was read)."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Where each fact read from pasted text outside collect_env's own fields came from, by
+    fact path: {"gpu.name": "torch message, line 6", "torch.version": "package list, line 12",
+    "system.python_version": "site-packages path, line 7"}; the kind of line and its number,
+    never the pasted text. Kinds, strongest first: torch's own warnings and errors
+    ("torch message", "traceback"), tool output ("key-value line", "table row", "nvidia-smi",
+    "nvcc", "tool banner", "shell output"), "package list"/"pip freeze"/"conda list", paths
+    ("site-packages path", "platform string"), install commands ("install command", "wheel
+    file name", "index URL"), "bare line", "prose". A fact a paste does not state stays
+    unavailable, never guessed. Empty for probes, --gpu, and the fields of a collect_env
+    report (the report itself is the source)."""
 
 
 NAMESPACES = ("torch", "gpu", "cpu", "memory", "env", "packages", "system")
