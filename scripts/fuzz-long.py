@@ -92,12 +92,13 @@ def main() -> int:
         b=fz.any_input,
         tasks=st.lists(st.sampled_from(fz.TASKS), min_size=1, max_size=2, unique=True).map(tuple),
         width=st.sampled_from([40, 80, 100, 160]),
+        names=st.tuples(fz.file_name, fz.file_name),
     )
-    def one(a, b, tasks, width):
+    def one(a, b, tasks, width, names):
         state["count"] += 1
         t0 = time.perf_counter()
         try:
-            outcome = fz.run_pipeline(a, b, tasks, width)
+            outcome = fz.run_pipeline(a, b, tasks, width, names)
             state["loaded"] += outcome.loaded
             state["outputs"] += outcome.outputs
         except Exception as exc:  # noqa: BLE001 - every input runs; failures are recorded
@@ -114,7 +115,7 @@ def main() -> int:
                         raw = value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
                         (stem.parent / f"{stem.name}-{side}.bin").write_bytes(raw)
                     (stem.parent / f"{stem.name}.txt").write_text(
-                        f"{sig}\n{str(exc)[:2000]!r}\ntasks={tasks} width={width}\n\n"
+                        f"{sig}\n{str(exc)[:2000]!r}\ntasks={tasks} width={width} names={names!r}\n\n"
                         + "".join(traceback.format_exception(exc))[-6000:], encoding="utf-8",
                         errors="backslashreplace")
                     entry = state["failures"][sig] = {

@@ -372,6 +372,7 @@ def facts_json(draw) -> Union[str, bytes]:
 
 
 any_input = st.one_of(report_text(), facts_json())
+file_name = st.one_of(st.just("env.txt"), st.builds(lambda a, b: f"{a}{b}.json", nasty_text, nasty_text))
 
 # ---------------------------------------------------------------------------- pipeline
 
@@ -514,7 +515,7 @@ def _load(data: Union[str, bytes], name: str, outcome: Outcome):
 
 
 def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("detection",),
-                 width: int = 100) -> Outcome:
+                 width: int = 100, names: tuple = ("a.txt", "b.json")) -> Outcome:
     """Every command's path over input ``a`` (and ``diff a b``); raises Violation. The facts
     JSON that ``probe`` writes is checked too (the same model, redacted)."""
     from torchdoctor.api import plan_report
@@ -522,7 +523,7 @@ def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("de
     from torchdoctor.diff import diff_facts, headline, render_diff
     from torchdoctor.engine import evaluate
     from torchdoctor.errors import UserError
-    from torchdoctor.redact import redact_report
+    from torchdoctor.redact import redact_report, redact_text
     from torchdoctor.render import render
     from torchdoctor.report import exit_code
     from torchdoctor.ticket import render_ticket
@@ -574,7 +575,9 @@ def run_pipeline(a: Union[str, bytes], b: Union[str, bytes], tasks: tuple = ("de
                     raise Violation("snippet does not compile", task, str(exc)) from None
         if facts_a is not None and facts_b is not None:
             left, right = redact_report(facts_a), redact_report(facts_b)
-            result = diff_facts(left, right, left_name="a.txt", right_name="b.json")
+            # the names are the files' as the user typed them, redacted, as `diff` passes them
+            shown_names = [redact_text(n) for n in names]
+            result = diff_facts(left, right, left_name=shown_names[0], right_name=shown_names[1])
             out("diff headline (stderr)", headline(result))
             for show_all in (False, True):
                 out("diff terminal", render_diff(result, "terminal", show_all=show_all, width=width))
@@ -655,9 +658,10 @@ CI = settings(
     b=any_input,
     tasks=st.lists(st.sampled_from(TASKS), min_size=1, max_size=2, unique=True).map(tuple),
     width=st.sampled_from([40, 80, 100, 160]),
+    names=st.tuples(file_name, file_name),
 )
-def test_pipeline_survives_hostile_input(a, b, tasks, width):
-    guarded(run_pipeline, a, b, tasks, width)
+def test_pipeline_survives_hostile_input(a, b, tasks, width, names):
+    guarded(run_pipeline, a, b, tasks, width, names)
 
 
 def test_the_seeds_themselves_go_through_cleanly():
@@ -731,3 +735,19 @@ def test_recommend_markdown_heading_takes_the_torch_version_as_text():
     text = render(plan, "markdown")
     heading = next(line for line in text.splitlines() if line.startswith("### Recommended settings"))
     assert heading == "### Recommended settings (torch 2.5.1 ``` @\u200beveryone &lt;b&gt;)"
+
+
+def test_diff_names_are_shown_as_safe_text():
+    """Found by the fuzz: ``diff`` printed the file names as typed. A name with an escape
+    sequence retitled the terminal; one with bytes that are not UTF-8 (a lone surrogate in
+    ``sys.argv``) made ``--format json -o FILE`` fail to encode."""
+    from torchdoctor.diff import diff_facts, render_diff
+
+    facts = _machine("ada-rtx4090x8")
+    result = diff_facts(facts, facts, left_name="\x1b]0;owned\x07\udcff.json", right_name="b\x9b2J.json")
+    assert (result.left_name, result.right_name) == ("]0;owned\ufffd.json", "b2J.json")
+    for fmt in ("terminal", "markdown", "json"):
+        text = render_diff(result, fmt)
+        check_text(f"diff {fmt}", text)
+        text.encode("utf-8")
+    assert json.loads(render_diff(result, "json"))["left"]["name"] == "]0;owned\ufffd.json"

@@ -298,10 +298,14 @@ class DiffResult:
 
 def diff_facts(left: Facts, right: Facts, left_name: str = "A", right_name: str = "B",
                relevance: Optional[tuple] = None) -> DiffResult:
+    from torchdoctor.sanitize import one_line
+
     relevance = relevance or load_relevance()
     fa, fb = flatten(left), flatten(right)
     ca, cb = _containers(fa), _containers(fb)
-    result = DiffResult(left_name, right_name, left.origin, right.origin)
+    # the names are file names as typed (any bytes: an ESC, undecodable bytes as lone
+    # surrogates): shown in every output, so made safe like any text from outside
+    result = DiffResult(one_line(left_name), one_line(right_name), left.origin, right.origin)
     paths = list(dict.fromkeys([*fa, *fb]))
     for path in paths:
         if (path not in fa and path in ca) or (path not in fb and path in cb):
