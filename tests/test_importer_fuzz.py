@@ -7,6 +7,8 @@ fast and does not write a ``.hypothesis`` directory.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -28,18 +30,39 @@ FUZZ = settings(
 )
 
 
+# what sanitize.py removes: no string or key of parsed facts holds any of these
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+
+
 def check(data: bytes) -> None:
     try:
         facts = load_report(data, "fuzz.txt")
     except ReportError as exc:
         message = str(exc)
         assert message.startswith("fuzz.txt: ") and "\n" not in message
+        assert not UNSAFE.search(message)
         return
     assert isinstance(facts, Facts)
     assert facts.origin in ("report", "json")
     # what was parsed can be saved and read back unchanged
-    again = facts_from_json(facts.model_dump_json())
+    dumped = facts.model_dump_json()
+    again = facts_from_json(dumped)
     assert again == facts.model_copy(update={"origin": "json"})
+    # and holds no control character, escape sequence or lone surrogate
+    bad = [s for s in strings(json.loads(dumped)) if UNSAFE.search(s)]
+    assert not bad, bad[:3]
 
 
 # ---------------------------------------------------------------------------- mutations
@@ -253,3 +276,55 @@ def test_arbitrary_json(obj):
             {"schema_version": 1, "facts": obj} if not isinstance(obj, dict) else obj
         ).encode()
     )
+
+
+# ---------------------------------------------------------------------------- hostile facts JSON
+
+BASE_FACTS = json.loads(load_report((CORPUS / "case023.txt").read_bytes(), "case023.txt").model_dump_json())
+BASE_FACTS["origin"] = "json"
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, path + (i,))
+    elif path and path[0] != "schema_version":
+        yield path
+
+
+LEAVES = list(_leaves(BASE_FACTS))
+HOSTILE = st.one_of(
+    # any code point: lone surrogates, C0/C1 controls, ESC sequences
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=30),
+    st.sampled_from(["\x1b]0;title\x07", "\x1b[2J", "\ud800", "x\x00y", "\x9b31m", "1" + "0" * 5000,
+                     "1." + "9" * 40, "sm_" + "9" * 50]),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.sampled_from(["<BIG>", "<-BIG>", 2**63, 2**64]),  # <BIG>: a 5000-digit integer
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+
+
+@st.composite
+def hostile_facts_json(draw) -> bytes:
+    data = json.loads(json.dumps(BASE_FACTS))
+    for _ in range(draw(st.integers(1, 8))):
+        path = draw(st.sampled_from(LEAVES))
+        node = data
+        for p in path[:-1]:
+            node = node[p]
+        node[path[-1]] = draw(HOSTILE)
+    if draw(st.booleans()):
+        data["env"] = {"variables": {draw(HOSTILE.filter(lambda v: isinstance(v, str))): draw(HOSTILE)}}
+    text = json.dumps(data).replace('"<BIG>"', "1" + "0" * 5000).replace('"<-BIG>"', "-1" + "0" * 5000)
+    return text.encode()
+
+
+@FUZZ
+@given(hostile_facts_json())
+def test_hostile_values_in_facts_json(data):
+    """Any code point, a 5000-digit or 64-bit integer, inf/nan in any fact of a real facts
+    file: facts come out clean (or the file is refused with one line), never a crash."""
+    check(data)

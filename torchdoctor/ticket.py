@@ -40,8 +40,8 @@ from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable, is_xpu_build
 from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
+from torchdoctor.render import ZWSP, md_code, no_mentions, show_value
 from torchdoctor.render import md_text as _md_text
-from torchdoctor.render import show_value
 from torchdoctor.report import SEVERITY_RANK, Report
 
 CNC = "Could not collect"
@@ -51,16 +51,6 @@ NO_CUDA = "No CUDA"
 # ----------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------
-
-
-# an @ that GitHub would read as the start of a mention: not after a letter, digit or _
-_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
-ZWSP = "\u200b"
-
-
-def no_mentions(text: str) -> str:
-    """``@user`` -> ``@\u200buser``: shown the same, but GitHub does not notify anyone."""
-    return _MENTION.sub("@" + ZWSP, text) if "@" in text else text
 
 
 def md_text(text: str) -> str:
@@ -121,16 +111,6 @@ def show(value: Any) -> str:
     ):
         return compress_ints(value)
     return show_value(value)
-
-
-def md_code(text: str) -> str:
-    """Inline code that survives backticks and table pipes in the value: the fence is one
-    backtick longer than the longest run of backticks in it, so the value cannot close it."""
-    text = no_mentions(" ".join(str(text).split()).replace("|", "\\|"))  # in case a span breaks
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if longest else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def verdict(report: Report) -> str:
