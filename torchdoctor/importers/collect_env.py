@@ -14,8 +14,11 @@ guessed. A few collect_env conventions *are* statements and are read as such:
   script (collect_env catches ImportError/OSError and prints N/A everywhere torch would have
   answered). If the pip or conda section still lists a distribution that provides torch, the
   import status is ``import-error`` (installed but not importable, corpus case025); if a
-  package section was collected and lists none, ``not-installed`` (case027); otherwise the
-  status is unavailable.
+  package section was collected and lists none, ``not-installed`` (case027); otherwise
+  ``unknown-from-report`` (the import failed, and the report does not say whether torch is
+  installed: IPEX's variant without package rows, cases2/case213). An ImportError pasted with
+  the report decides instead (cases2/case232: a traceback through site-packages/torch beside a
+  pip list without torch).
 - ``CUDA used to build PyTorch: None`` / ``Could not collect`` / ``No CUDA`` while torch
   imported means ``torch.version.cuda`` is ``None``: collect_env prints ``Could not collect``
   for every ``None`` and only sometimes rewrites it to ``None`` (corpus case006 and this
@@ -947,8 +950,10 @@ def _torch_facts(ctx: _Ctx) -> Value:
 
     if ctx.torch_imported is False:
         status, default = _import_failure_status(ctx), TORCH_NOT_IMPORTED
-        if ctx.import_error is not None and status != "not-installed":
-            # the pasted traceback says why: that is the import failure
+        if ctx.import_error is not None:
+            # the pasted traceback says why: that is the import failure, even where a filtered pip
+            # list shows no torch (pytorch#90692: a traceback through site-packages/torch beside
+            # `[pip3] mypy-e`); "No module named 'torch'" reads as not-installed
             from torchdoctor.probes._torch_child import failure_from_text
 
             return _model(TorchFacts, default, **failure_from_text(*ctx.import_error))
@@ -956,7 +961,7 @@ def _torch_facts(ctx: _Ctx) -> Value:
         if status == "not-installed":
             for k in ("import_error", "missing_library", "missing_symbol", "signal"):
                 values[k] = None
-        elif status == "import-error":
+        elif status in ("import-error", "unknown-from-report"):
             for k in ("import_error", "missing_library", "missing_symbol", "signal"):
                 values[k] = _u("the report does not show the import error")
         return _model(TorchFacts, default, **values)
@@ -1046,10 +1051,7 @@ def _import_failure_status(ctx: _Ctx) -> Value:
     )
     if collected:
         return "not-installed"
-    return _u(
-        "PyTorch version: N/A (torch could not be imported) and the report does not "
-        "say whether it is installed"
-    )
+    return "unknown-from-report"  # the import failed; whether torch is installed is not said
 
 
 def _hip_build(ctx: _Ctx) -> Value:
