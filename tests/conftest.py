@@ -56,3 +56,18 @@ def facts_file(tmp_path):
     path = tmp_path / "facts.json"
     path.write_text(facts.model_dump_json())
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_rule_cache(tmp_path_factory):
+    """The suite never reads or fills the user's rule cache (~/.cache/torchdoctor): every run
+    starts from an empty cache of its own, which the torchdoctor subprocesses inherit too."""
+    import os
+
+    old = os.environ.get("TORCHDOCTOR_CACHE_DIR")
+    os.environ["TORCHDOCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("rulecache"))
+    yield
+    if old is None:
+        os.environ.pop("TORCHDOCTOR_CACHE_DIR", None)
+    else:
+        os.environ["TORCHDOCTOR_CACHE_DIR"] = old
