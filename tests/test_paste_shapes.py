@@ -390,3 +390,30 @@ def test_hostile_input_is_bounded():
     # a 5,000-digit torch version is not a version; a 11-digit driver number is not read
     assert isinstance(f.torch.version, Unavailable)
     assert isinstance(f.gpu, Unavailable) or isinstance(f.gpu.cuda_driver_version, Unavailable)
+
+
+# ------------------------------------------------------------------------- through the CLI
+
+
+def test_check_from_report_reads_a_torch_warning(tmp_path, capsys):
+    """Before round 2 every one of these was refused with exit 2 ("not a collect_env report")."""
+    from torchdoctor.cli import main
+
+    code = main(["check", "--from-report", str(CASES2 / "case201.txt"), "--format", "json",
+                 "--fail-on", "never"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    ids = {f["id"] for f in out["findings"]}
+    assert "gpu-arch-rejected-by-torch" in ids
+    assert out["facts"]["sources"]["torch.arch_list"] == "torch message, line 7"
+
+
+def test_check_from_report_still_refuses_text_without_facts(tmp_path, capsys):
+    from torchdoctor.cli import main
+
+    report = tmp_path / "issue.txt"
+    report.write_text("It crashes when I run my training script, please help.\n")
+    code = main(["check", "--from-report", str(report)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].endswith("not a collect_env report or torchdoctor JSON (no known field found)")

@@ -1,10 +1,14 @@
 """Importers: text or JSON someone pasted -> :class:`~torchdoctor.facts.Facts`.
 
 :func:`load_report` takes the bytes of a file (the caller reads at most
-``MAX_REPORT_BYTES + 1`` of them), works out whether they are torchdoctor JSON or a
-``python -m torch.utils.collect_env`` report, and returns facts with ``origin="json"`` or
-``origin="report"``. Anything it cannot read raises :class:`ReportError` with one line that
-names the file and what is wrong; no other exception is expected to escape.
+``MAX_REPORT_BYTES + 1`` of them), works out whether they are torchdoctor JSON or text, and
+returns facts with ``origin="json"`` or ``origin="report"``. Text is a
+``python -m torch.utils.collect_env`` report or anything else a ticket carries (torch's
+warnings and tracebacks, other tools' environment dumps, package lists, nvidia-smi; see
+:mod:`torchdoctor.importers.paste`, which records where each fact came from in
+``Facts.sources``). Anything it cannot read, or text that states no environment fact at all,
+raises :class:`ReportError` with one line that names the file and what is wrong; no other
+exception is expected to escape.
 
 Both kinds of input pass through :func:`torchdoctor.sanitize.sanitize_facts` on the way out:
 no lone surrogate, control character or terminal escape sequence survives in any string, and
@@ -114,10 +118,11 @@ def _load(data: Union[bytes, bytearray, memoryview, str], name: str) -> Facts:
         except JsonReportError as exc:
             raise ReportError(f"{name}: {exc}") from None
 
-    from torchdoctor.importers.collect_env import NotAReport, parse_collect_env
+    from torchdoctor.importers.collect_env import NotAReport
+    from torchdoctor.importers.paste import facts_from_text
 
-    try:
-        return parse_collect_env(text)
+    try:  # a collect_env report, or any other pasted text that states environment facts
+        return facts_from_text(text)
     except NotAReport:
         raise ReportError(
             f"{name}: not a collect_env report or torchdoctor JSON (no known field found)"

@@ -1092,7 +1092,7 @@ _TORCH_ANSWERED = ("torch_version", "is_debug_build", "is_cuda_available")
 
 
 def _torch_overlay(facts: Facts, paste: Paste, added: dict[str, Evidence],
-                   sources: dict[str, str], own: set) -> TorchFacts:
+                   sources: dict[str, str], own: set, is_report: bool) -> TorchFacts:
     torch = facts.torch
     if isinstance(torch, Unavailable):
         torch = ce._model(TorchFacts, ce.NOT_STATED)
@@ -1124,7 +1124,9 @@ def _torch_overlay(facts: Facts, paste: Paste, added: dict[str, Evidence],
         variant = paste.cuda_variant.value
     where = (version_ev.where if label and version_ev is not None
              else paste.cuda_variant.where if paste.cuda_variant is not None else None)
-    if variant and not _known(torch.cuda_build):
+    if variant and not _known(torch.cuda_build) and not is_report:
+        # (a collect_env report states the build's CUDA itself; where its line is missing the
+        # report is read as before: the version label alone is not read there)
         if _cuda_of_variant(variant):
             upd["cuda_build"] = _cuda_of_variant(variant)
             if not _known(torch.hip_build):
@@ -1233,7 +1235,7 @@ def facts_from_text(text: str) -> Facts:
     init = ce.cuda_init_warning(text)
     facts = ce._build(scan, ce._import_error_line(text), init)
     upd: dict[str, Any] = {}
-    torch = _torch_overlay(facts, paste, added, sources, own)
+    torch = _torch_overlay(facts, paste, added, sources, own, is_report)
     if torch is not facts.torch:
         upd["torch"] = torch
     gpu = _gpu_overlay(facts, paste, sources)
