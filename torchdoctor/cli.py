@@ -1,7 +1,9 @@
 """Command line. The only module that reads argv, writes to stdout/stderr and chooses exit codes.
 
 Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 tool or usage
-error (bad file, bad argument, internal error); 130 interrupted. A failed probe is never 2.
+error (bad file, bad argument, internal error, stdout full); 130 interrupted (143 on SIGTERM);
+141 stdout was closed by its reader (EPIPE, as in `torchdoctor check | head -1`: the status a
+shell reports for a Unix tool killed by SIGPIPE; nothing is printed). A failed probe is never 2.
 
 Start-up cost matters (``torchdoctor --help`` must stay well under 0.25 s): this module
 imports only click at the top; everything else is imported inside the command that needs it.
@@ -26,12 +28,56 @@ class Abort(Exception):
     """Raised inside commands to exit 2 with one line on stderr."""
 
 
+class StdoutClosed(Exception):
+    """stdout's reader went away (EPIPE): exit 141 quietly, as Unix tools do."""
+
+
+EXIT_STDOUT_CLOSED = 141
+MAX_MESSAGE_CHARS = 500
+"""The longest line of a message torchdoctor prints on stderr (longer ones are cut)."""
+_redact_stderr = True
+"""Messages on stderr are redacted like the report, unless --no-redact was given."""
+
+
+def _message(msg: str) -> str:
+    """A message for stderr: redacted (secrets echoed from an input file stay out of CI
+    logs) and every line cut to MAX_MESSAGE_CHARS."""
+    msg = str(msg)
+    if len(msg) > 1 << 20:  # bound the redaction's (linear) work; only the ends are shown
+        msg = msg[: 1 << 19] + "\n" + msg[-(1 << 19):]
+    if _redact_stderr:
+        from torchdoctor.redact import redact_text
+
+        msg = redact_text(msg)
+    return "\n".join(_cut(line) for line in msg.split("\n"))
+
+
+def _cut(line: str) -> str:
+    """A line of at most MAX_MESSAGE_CHARS: cut in the middle, where a long path or value is,
+    so that both what is named (the start) and the reason (the end) stay."""
+    if len(line) <= MAX_MESSAGE_CHARS:
+        return line
+    head = MAX_MESSAGE_CHARS * 3 // 5
+    return line[:head] + "…" + line[len(line) - (MAX_MESSAGE_CHARS - head - 1):]
+
+
+def _stderr(line: str) -> None:
+    try:
+        click.echo(line, err=True)
+    except OSError:  # stderr closed or full: nowhere left to say anything
+        pass
+
+
 def _err(msg: str) -> None:
-    click.echo(f"torchdoctor: error: {msg}", err=True)
+    _stderr(f"torchdoctor: error: {_message(msg)}")
 
 
 def _warn(msg: str) -> None:
-    click.echo(f"torchdoctor: warning: {msg}", err=True)
+    _stderr(f"torchdoctor: warning: {_message(msg)}")
+
+
+def _note(msg: str) -> None:
+    _stderr(f"torchdoctor: note: {_message(msg)}")
 
 
 # ----------------------------------------------------------------------------------------
@@ -46,9 +92,37 @@ def output_options(f):
     return f
 
 
+class Seconds(click.ParamType):
+    """A timeout in seconds: a finite number from 1 to a day. ``inf``, ``nan`` and ``1e9``
+    are refused here, before any child is started (the torch child starts first of all)."""
+
+    name = "seconds"
+    MIN, MAX = 1.0, 86400.0
+
+    def convert(self, value, param, ctx):
+        import math
+
+        if isinstance(value, float):
+            number = value
+        else:
+            try:
+                number = float(str(value).strip())
+            except (ValueError, OverflowError):
+                number = math.nan
+        if not (math.isfinite(number) and self.MIN <= number <= self.MAX):
+            from torchdoctor.safeio import clip
+
+            self.fail(f"{clip(value)}: not a number of seconds from {self.MIN:g} to "
+                      f"{self.MAX:g} (a day)", param, ctx)
+        return number
+
+
+TIMEOUT = Seconds()
+
+
 def fact_source_options(f):
-    f = click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
-                     help="Seconds allowed for the torch child process.")(f)
+    f = click.option("--timeout", type=TIMEOUT, default=60.0, show_default=True,
+                     help="Seconds allowed for the torch child process (1 to 86400).")(f)
     f = click.option("--python", "python", type=click.Path(dir_okay=False),
                      help="Interpreter of the environment to diagnose (default: this one).")(f)
     f = click.option("--from-report", "from_report", type=str, metavar="FILE",
@@ -77,16 +151,11 @@ MAX_INPUT_BYTES = 5 * 1024 * 1024
 
 
 def read_input(name: str) -> bytes:
-    """Read a user file (or '-' for stdin), at most MAX_INPUT_BYTES + 1 bytes."""
-    try:
-        if name == "-":
-            return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        with open(name, "rb") as fh:
-            return fh.read(MAX_INPUT_BYTES + 1)
-    except IsADirectoryError:
-        raise Abort(f"{name}: is a directory") from None
-    except OSError as exc:
-        raise Abort(f"{name}: cannot read: {exc.strerror or exc}") from None
+    """Read a user file (or '-' for stdin) of at most MAX_INPUT_BYTES: a regular file only
+    (a FIFO with no writer, /dev/zero or a directory is refused at once with one line)."""
+    from torchdoctor.safeio import read_bounded
+
+    return read_bounded(name, MAX_INPUT_BYTES)
 
 
 def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
@@ -112,7 +181,10 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
         return facts
     from torchdoctor.probes import ProbeContext, collect
 
-    ctx = ProbeContext(python=target_python(python) or sys.executable, timeout=timeout, debug=debug)
+    from torchdoctor.probes import _sys
+
+    ctx = ProbeContext(python=target_python(python) or _sys.python_executable(), timeout=timeout,
+                       debug=debug)
     facts: Facts = collect(ctx)
     return facts
 
@@ -122,9 +194,9 @@ def prestart(facts_file: Optional[str], from_report: Optional[str], python: Opti
     """Start the torch child first: our own imports then overlap with its `import torch`."""
     if facts_file or from_report:
         return
-    from torchdoctor.probes import _prestart
+    from torchdoctor.probes import _prestart, _sys
 
-    _prestart.start(target_python(python) or sys.executable, timeout)
+    _prestart.start(target_python(python) or _sys.python_executable(), timeout)
 
 
 _CHECKED_PYTHONS: dict = {}
@@ -173,38 +245,221 @@ def maybe_redact(report_or_facts: Any, no_redact: bool):
 
 
 def emit(text: str, output: Optional[str], inputs: Sequence[Optional[str]] = ()) -> None:
-    """Write the report to stdout, or atomically to --output (never clobbering an input)."""
+    """Write the report to stdout, or to --output (never clobbering an input).
+
+    A regular file (or a new path) is replaced atomically: a temporary file made with
+    ``mkstemp`` (O_EXCL, never following a symlink) beside it, given the old file's mode,
+    then renamed over it; the temporary file is removed on any failure, Ctrl-C included.
+    A symlink to a regular file is followed: its target is replaced and the link kept.
+    A character device (/dev/null, a terminal) or a FIFO is written in place, never
+    replaced; a FIFO with no reader is refused after FIFO_WAIT_S. Directories, sockets and
+    block devices are refused.
+    """
     if not output or output == "-":
         _stdout_write(text)
         return
+    import stat
+
+    _check_link(output)
     real_out = os.path.realpath(output)
     for name in inputs:
         if name and name != "-" and os.path.exists(name) and os.path.realpath(name) == real_out:
             raise Abort(f"--output {output} is also an input file; refusing to overwrite it")
-    directory = os.path.dirname(real_out) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(real_out)}.torchdoctor-{os.getpid()}.tmp")
+    data = text.encode("utf-8")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, real_out)
+        st: Optional[os.stat_result] = os.stat(real_out)
+    except FileNotFoundError:
+        st = None
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            _write_in_place(output, real_out, data, fifo=stat.S_ISFIFO(st.st_mode))
+            return
+        raise Abort(f"--output {output}: {_file_kind(st.st_mode)}; write the report to a file, "
+                    "a FIFO or stdout")
+    _write_atomically(output, real_out, data, st)
+
+
+def _check_link(output: str) -> None:
+    """--output that is a symlink: followed only to an existing file, and not when the link
+    belongs to someone else in a sticky world-writable directory (/tmp): the rule the kernel's
+    fs.protected_symlinks applies to open(), which a rename would otherwise bypass."""
+    import stat
+
+    try:
+        link = os.lstat(output)
+    except OSError:
+        return
+    if not stat.S_ISLNK(link.st_mode):
+        return
+    if not os.path.exists(output):
+        raise Abort(f"--output {output}: a symbolic link to nothing; refusing to create its target")
+    try:
+        parent = os.stat(os.path.dirname(os.path.abspath(output)))
+    except OSError:
+        return
+    shared = parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH
+    if shared and hasattr(os, "geteuid") and link.st_uid not in (os.geteuid(), parent.st_uid):
+        raise Abort(f"--output {output}: a symbolic link of another user in a shared directory; "
+                    "refusing to follow it")
+
+
+FIFO_WAIT_S = 5.0
+"""How long --output FIFO waits for a reader to open the FIFO's other end."""
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    for test, kind in ((stat.S_ISDIR, "is a directory"), (stat.S_ISSOCK, "is a socket"),
+                       (stat.S_ISBLK, "is a block device")):
+        if test(mode):
+            return kind
+    return "is not a regular file"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_in_place(output: str, real_out: str, data: bytes, fifo: bool) -> None:
+    """Write to a character device or FIFO as it is (no temporary file, no rename): opened
+    without blocking, so a FIFO nobody reads is refused instead of waiting for ever."""
+    import time
+
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NOCTTY", 0)
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(real_out, flags)
+            break
+        except OSError as exc:
+            import errno
+
+            if fifo and exc.errno == errno.ENXIO:  # no reader at the other end (yet)
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise Abort(f"--output {output}: a FIFO that nobody reads (waited {FIFO_WAIT_S:g} s "
+                            "for a reader)") from None
+            raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a reader is there: write all of it, as `cat > FIFO` does
+        _write_all(fd, data)
+    except OSError as exc:
+        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(output: str, real_out: str, data: bytes, st: Optional[os.stat_result]) -> None:
+    import tempfile
+
+    directory, base = os.path.split(real_out)
+    directory = directory or "."
+    mode = (st.st_mode & 0o777) if st is not None else (0o666 & ~_umask())
+    tmp: Optional[str] = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=".torchdoctor.tmp", dir=directory)
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)  # mkstemp made it 0600
+            if st is not None and hasattr(os, "fchown") and hasattr(os, "geteuid") and os.geteuid() == 0:
+                try:  # root rewriting someone's report keeps it theirs
+                    os.fchown(fd, st.st_uid, st.st_gid)
+                except OSError:
+                    pass
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, real_out)
+        tmp = None
+    except OSError as exc:
+        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:  # any failure, Ctrl-C and SIGTERM included
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    """The process umask (what a plain open() would apply to a new file)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no /proc: read it by setting it (and put it back at once)
+    os.umask(mask)
+    return mask
 
 
 def _stdout_write(text: str) -> None:
+    """The report on stdout. Its reader gone (EPIPE) -> StdoutClosed; any other failure
+    (ENOSPC: ``> /dev/full``) -> one line, exit 2. Either way stdout is then pointed at
+    /dev/null, so that the interpreter's last flush has nothing left to fail on."""
     stream = sys.stdout
     try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        # a locale without UTF-8 (LANG=C on old Pythons): degrade characters, keep the report
-        data = text.encode(getattr(stream, "encoding", None) or "ascii", errors="replace")
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            # a locale without UTF-8 (LANG=C on old Pythons): degrade characters, keep the report
+            data = text.encode(getattr(stream, "encoding", None) or "ascii", errors="replace")
+            stream.flush()
+            stream.buffer.write(data)
         stream.flush()
-        stream.buffer.write(data)
-    stream.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise StdoutClosed() from None
+    except OSError as exc:
+        _silence_stdout()
+        raise Abort(f"cannot write the report to stdout: {exc.strerror or exc}") from None
+
+
+def _raised_by_click_echo(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "echo" and os.path.basename(os.path.dirname(code.co_filename)) == "click":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _click_saw_epipe() -> bool:
+    """click swallows EPIPE on its own output by wrapping the streams and exiting 1; undo the
+    wrapping (a later run in this process gets the real streams) and say it happened."""
+    seen = False
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if type(stream).__name__ == "_PacifyFlushWrapper":
+            setattr(sys, name, stream.wrapped)
+            seen = True
+    if seen:
+        _silence_stdout()
+    return seen
+
+
+def _silence_stdout() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:
+        pass
 
 
 def render_report(report, fmt: str, explain: bool = False) -> str:
@@ -273,7 +528,7 @@ def cli(ctx: click.Context) -> None:
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
     """
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        _stdout_write(ctx.get_help() + "\n")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -294,14 +549,15 @@ def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
     report = maybe_redact(report, no_redact)
     emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report])
     if fmt != "terminal" or output:
-        click.echo(f"torchdoctor check: {summary_line(report)}", err=True)
+        _stderr(f"torchdoctor check: {summary_line(report)}")
     sys.exit(int(exit_code(report, fail_on)))
 
 
 @cli.command(context_settings=CONTEXT)
 @click.option("--python", "python", type=click.Path(dir_okay=False),
               help="Interpreter of the environment to probe (default: this one).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True)
+@click.option("--timeout", type=TIMEOUT, default=60.0, show_default=True,
+              help="Seconds allowed for the torch child process (1 to 86400).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False))
 @click.option("--no-redact", is_flag=True, help="Do not redact user/host names, UUIDs and secrets.")
 @click.option("--debug", is_flag=True)
@@ -451,7 +707,7 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
     else:
         workload = build_workload(task=task, overrides=overrides, source="command line")
     for notice in notices:
-        click.echo(f"torchdoctor: note: {notice}", err=True)
+        _note(notice)
     rules = load_all_rules(rules_dirs)
     if gpu_name:
         from torchdoctor.synthetic import facts_for_gpu
@@ -468,7 +724,7 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
     else:
         emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report, workload_file])
         if fmt != "terminal" or output:
-            click.echo(f"torchdoctor recommend: {summary_line(report)}", err=True)
+            _stderr(f"torchdoctor recommend: {summary_line(report)}")
     sys.exit(int(exit_code(report, fail_on)))
 
 
@@ -507,7 +763,7 @@ def report_cmd(facts_file, from_report, python, timeout, rules_dirs, ignore, fmt
         text = render_ticket(report)
     emit(text, output, [facts_file, from_report])
     if output and output != "-":
-        click.echo(f"torchdoctor report: wrote {output} ({summary_line(report)})", err=True)
+        _stderr(f"torchdoctor report: wrote {output} ({summary_line(report)})")
     sys.exit(0)
 
 
@@ -570,7 +826,7 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     if fmt != "terminal" or output:
         from torchdoctor.diff import headline
 
-        click.echo(f"torchdoctor diff: {headline(result)}", err=True)
+        _stderr(f"torchdoctor diff: {headline(result)}")
     sys.exit(result.exit_code)
 
 
@@ -596,11 +852,11 @@ def rules_list(rules_dirs, fmt) -> None:
     if fmt == "json":
         import json
 
-        click.echo(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
-                                "precedence": r.precedence, "summary": r.summary} for r in loaded], indent=2))
+        _stdout_write(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
+                                   "precedence": r.precedence, "summary": r.summary} for r in loaded],
+                                 indent=2) + "\n")
         return
-    for r in loaded:
-        click.echo(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}")
+    _stdout_write("".join(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}\n" for r in loaded))
 
 
 @rules.command("explain")
@@ -654,7 +910,7 @@ def rules_test(paths) -> None:
             if res.xfail:
                 if res.passed:
                     failed += 1
-                    click.echo(f"XPASS {label}: known gap now passes; remove its xfail")
+                    _stdout_write(f"XPASS {label}: known gap now passes; remove its xfail\n")
                 else:
                     xfailed += 1
                 continue
@@ -662,8 +918,8 @@ def rules_test(paths) -> None:
                 passed += 1
             else:
                 failed += 1
-                click.echo(f"FAIL {label}: {res.detail}")
-    click.echo(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)")
+                _stdout_write(f"FAIL {label}: {res.detail}\n")
+    _stdout_write(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)\n")
     sys.exit(1 if failed else 0)
 
 
@@ -681,8 +937,10 @@ def rules_schema() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    global _redact_stderr
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _redact_stderr = "--no-redact" not in args
     _exit_on_sigterm()
     try:
         return _main(args, debug)
@@ -708,17 +966,28 @@ def _exit_on_sigterm() -> None:
 def _main(args: list[str], debug: bool) -> int:
     try:
         cli.main(args=args, prog_name="torchdoctor", standalone_mode=False)
+    except (StdoutClosed, BrokenPipeError):
+        # the reader of our output went away (`| head -1`): say nothing, as Unix tools do
+        _silence_stdout()
+        return EXIT_STDOUT_CLOSED
     except SystemExit as exc:
+        if _click_saw_epipe():  # click's own output (--help, --version) hit a closed stdout
+            return EXIT_STDOUT_CLOSED
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     except click.exceptions.Abort:
-        click.echo("torchdoctor: interrupted", err=True)
+        _stderr("torchdoctor: interrupted")
         return 130
     except KeyboardInterrupt:
-        click.echo("torchdoctor: interrupted", err=True)
+        _stderr("torchdoctor: interrupted")
         return 130
     except click.ClickException as exc:
-        exc.show()
+        import io
+
+        shown = io.StringIO()
+        exc.show(file=shown)  # click's usage framing, then its message: redacted and cut
+        for line in shown.getvalue().rstrip("\n").split("\n"):
+            _stderr(_message(line))
         return 2
     except Abort as exc:
         if debug:
@@ -730,7 +999,12 @@ def _main(args: list[str], debug: bool) -> int:
 
         if debug:
             raise
-        if isinstance(exc, UserError):
+        if isinstance(exc, OSError) and _raised_by_click_echo(exc):
+            # click's own output (--help, --version) on a full stdout; stderr never gets here
+            # (every stderr line goes through _stderr, which swallows its errors)
+            _silence_stdout()
+            _err(f"cannot write the report to stdout: {exc.strerror or exc}")
+        elif isinstance(exc, UserError):
             _err(str(exc))
         else:
             _err(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)")

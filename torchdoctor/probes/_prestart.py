@@ -54,7 +54,10 @@ def child_argv(python: str, timeout: Optional[float]) -> list[str]:
 
 
 def start(python: str, timeout: float) -> None:
-    """Launch the torch child now; :func:`take` collects its result later."""
+    """Launch the torch child now; :func:`take` collects its result later. A timeout that is
+    not a positive finite number of seconds (up to a day) raises ValueError before any child
+    starts."""
+    timeout = _sys.check_timeout(timeout)
     _sys.reopen()
     with _lock:
         key = (python, timeout)

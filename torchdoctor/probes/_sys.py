@@ -8,21 +8,40 @@ file reads, which probes turn into facts.
 
 from __future__ import annotations
 
+import collections
+import itertools
+import math
 import os
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
 import threading
+import time
+from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 DEFAULT_TIMEOUT_S = 10.0
+MAX_TIMEOUT_S = 86400.0
+"""The longest any child may be given (a day): longer, infinite or NaN timeouts are bugs."""
 _live: "set[subprocess.Popen]" = set()
 _live_lock = threading.Lock()
 _closed = False
 """Set by :func:`kill_all`: a probe thread still running after Ctrl-C (or the end of a run)
 must not start a child that nobody will wait for. :func:`reopen` starts a new run."""
 MAX_READ_BYTES = 4 * 1024 * 1024
+MAX_CAPTURE_BYTES = 1024 * 1024
+"""The most of one output stream (stdout or stderr) of a child that is kept: its first and
+last halves; what lies between is dropped (and counted), so a child that prints gigabytes
+costs a megabyte."""
+HELD_OPEN_GRACE_S = 0.5
+"""How long a command's output may stay open after the command itself exited, before the
+processes it left behind (that hold the pipes) are killed."""
+CHILD_MARKER = "TORCHDOCTOR_CHILD_OF"
+"""An environment variable set in every child: its value names this process and the child,
+so that descendants which left the child's session (``setsid()``) are still found and killed."""
+_READ_CHUNK = 64 * 1024
+_token_prefix: Optional[str] = None
+_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,12 @@ class Completed:
     timed_out: bool = False
     error: Optional[str] = None
     """Why the command could not run at all (not found, permission denied)."""
+    held_open: bool = False
+    """The command exited but a process it started kept its stdout/stderr open (and was
+    killed): not a timeout of the command itself."""
+    stdout_dropped: int = 0
+    """Bytes of stdout dropped from the middle (over :data:`MAX_CAPTURE_BYTES`)."""
+    stderr_dropped: int = 0
 
     @property
     def ok(self) -> bool:
@@ -52,6 +77,19 @@ class Completed:
         return None
 
 
+def check_timeout(timeout: float) -> float:
+    """``timeout`` as a float if it is a positive finite number of seconds, at most a day;
+    else ValueError (``inf`` and ``nan`` would never fire, or break the clock arithmetic)."""
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"timeout must be a number of seconds, got {type(timeout).__name__}") from None
+    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT_S:
+        raise ValueError(f"timeout must be a positive number of seconds up to {MAX_TIMEOUT_S:g}, "
+                         f"got {value!r}")
+    return value
+
+
 def run(
     argv: Sequence[str],
     timeout: float = DEFAULT_TIMEOUT_S,
@@ -60,34 +98,48 @@ def run(
 ) -> Completed:
     """Run a command with a hard timeout; never raises for the command's own failure.
 
-    On timeout the whole process group is killed, so a hanging grandchild cannot keep a
-    pipe open and stall us.
+    The command runs in its own session and process group; when it ends (finished, timed
+    out, or abandoned because we are exiting) the group is killed, and so is every process
+    that carries its marker in the environment (descendants that escaped with ``setsid()``),
+    so no process it started outlives it. Each output stream is read with a cap
+    (:data:`MAX_CAPTURE_BYTES`, head and tail kept).
     """
     argv = tuple(str(a) for a in argv)
+    timeout = check_timeout(timeout)
     kwargs: dict = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
     if _closed:
         return Completed(argv, None, "", "", error=f"{argv[0]}: not started, torchdoctor is exiting")
+    token = _child_token()
+    child_env = dict(os.environ if env is None else env)
+    child_env[CHILD_MARKER] = token
     try:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
+            env=child_env,
             **kwargs,
         )
-    except OSError as exc:
-        return Completed(argv, None, "", "", error=f"{argv[0]}: {exc.strerror or exc}")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in argv or env
+        return Completed(argv, None, "", "", error=f"{argv[0]}: {getattr(exc, 'strerror', None) or exc}")
+    proc._torchdoctor_token = token  # type: ignore[attr-defined]
     with _live_lock:
         _live.add(proc)
         late = _closed  # kill_all() ran while Popen did: this child must not live either
     if late:
         _kill_tree(proc)
+    finished = False
     try:
-        return _communicate(proc, argv, timeout, input_text)
+        result = _communicate(proc, argv, timeout, input_text)
+        finished = True
+        return result
     finally:
+        if not finished:
+            # SIGTERM's SystemExit or Ctrl-C while waiting: the child goes before we forget it
+            _kill_tree(proc)
         with _live_lock:
             _live.discard(proc)
 
@@ -100,8 +152,10 @@ def kill_all() -> None:
         _closed = True
         procs = list(_live)
     for proc in procs:
-        if proc.poll() is None:
+        if proc.returncode is None:
             _kill_tree(proc)
+    if _token_prefix is not None:
+        _sweep(_token_prefix + ".")  # anything any child of this process left behind
 
 
 def reopen() -> None:
@@ -111,31 +165,192 @@ def reopen() -> None:
         _closed = False
 
 
+class _Capture:
+    """One output stream of a child, capped: the first and the last ``limit / 2`` bytes."""
+
+    def __init__(self, limit: int = MAX_CAPTURE_BYTES):
+        self.half = max(limit // 2, 1)
+        self.head = bytearray()
+        self.tail: "collections.deque[bytes]" = collections.deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_size += len(chunk)
+            while self.tail and self.tail_size - len(self.tail[0]) >= self.half:
+                self.tail_size -= len(self.tail.popleft())
+
+    def result(self) -> tuple[str, int]:
+        """(the text kept, the number of bytes dropped from its middle)."""
+        tail = b"".join(self.tail)[-self.half:] if self.tail else b""
+        dropped = self.total - len(self.head) - len(tail)
+        if not dropped:
+            return _dec(bytes(self.head) + tail), 0
+        note = f"\n[torchdoctor: {dropped} bytes of output dropped here]\n"
+        return _dec(bytes(self.head)) + note + _dec(tail), dropped
+
+
+def _drain(fd: int, capture: _Capture) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for old kernels
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        capture.feed(chunk)
+
+
+def _feed_stdin(stream, data: bytes) -> None:
+    try:
+        stream.write(data)
+    except OSError:  # the child exited without reading (EPIPE)
+        pass
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
 def _communicate(proc: subprocess.Popen, argv: tuple, timeout: float,
                  input_text: Optional[str]) -> Completed:
+    captures = (_Capture(), _Capture())
+    readers = []
+    for stream, capture in zip((proc.stdout, proc.stderr), captures):
+        t = threading.Thread(target=_drain, args=(stream.fileno(), capture), daemon=True,
+                             name="torchdoctor-child-output")
+        t.start()
+        readers.append(t)
+    if proc.stdin is not None:
+        threading.Thread(target=_feed_stdin, args=(proc.stdin, (input_text or "").encode()),
+                         daemon=True, name="torchdoctor-child-input").start()
+    timed_out = False
     try:
-        out, err = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        timed_out = True
         _kill_tree(proc)
         try:
-            out, err = proc.communicate(timeout=2)
-        except (subprocess.TimeoutExpired, ValueError):
-            out, err = b"", b""
-        return Completed(argv, proc.returncode, _dec(out), _dec(err), timed_out=True)
-    return Completed(argv, proc.returncode, _dec(out), _dec(err))
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (uninterruptible I/O)
+            pass
+    held_open = False
+    if not timed_out:
+        grace = time.monotonic() + HELD_OPEN_GRACE_S
+        for t in readers:
+            t.join(max(0.0, grace - time.monotonic()))
+        held_open = any(t.is_alive() for t in readers)
+    # whatever the command left behind (its group, and what escaped it) goes with it
+    _kill_tree(proc, leader_gone=True)
+    deadline = time.monotonic() + 2.0
+    for t in readers:
+        t.join(max(0.0, deadline - time.monotonic()))
+    if not any(t.is_alive() for t in readers):
+        for stream in (proc.stdout, proc.stderr):
+            try:
+                stream.close()
+            except OSError:  # pragma: no cover
+                pass
+    # else a holder we could not kill keeps a pipe: leave the reader (a daemon) and its fd
+    (out, out_dropped), (err, err_dropped) = (c.result() for c in captures)
+    return Completed(argv, proc.returncode, out, err, timed_out=timed_out,
+                     held_open=held_open and not timed_out,
+                     stdout_dropped=out_dropped, stderr_dropped=err_dropped)
 
 
-def _kill_tree(proc: subprocess.Popen) -> None:
-    try:
-        if os.name == "posix":
+def _kill_tree(proc: subprocess.Popen, leader_gone: bool = False) -> None:
+    """Kill the child's process group, then every process carrying the child's marker."""
+    if os.name == "posix":
+        try:
             os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    except (OSError, ProcessLookupError):
+        except OSError:  # ESRCH: nobody left in the group; EPERM: a member changed uid
+            pass
+    if not leader_gone:
         try:
             proc.kill()
         except OSError:
             pass
+    token = getattr(proc, "_torchdoctor_token", None)
+    if token:
+        _sweep(token, exact=True)
+
+
+def _child_token() -> str:
+    global _token_prefix
+    if _token_prefix is None or not _token_prefix.startswith(f"{os.getpid()}."):
+        import secrets
+
+        _token_prefix = f"{os.getpid()}.{secrets.token_hex(6)}"  # a fork gets its own
+    return f"{_token_prefix}.{next(_counter)}"
+
+
+def _sweep(token: str, exact: bool = False) -> int:
+    """SIGKILL every process (but this one) whose environment holds ``CHILD_MARKER=token``
+    (``exact``) or a value starting with ``token``; returns how many. Linux reads
+    /proc/PID/environ (only our own processes are readable, unless we are root); other
+    systems ask psutil when it is installed; elsewhere only the process group is killed."""
+    needle = f"{CHILD_MARKER}={token}".encode() + (b"\0" if exact else b"")
+    me = os.getpid()
+    killed = 0
+    if os.path.isdir("/proc/self"):
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return 0
+        for name in names:
+            if not name.isdigit() or int(name) == me:
+                continue
+            try:
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    env = fh.read()
+            except OSError:
+                continue
+            if _has_marker(env, needle):
+                killed += _kill_pid(int(name))
+        return killed
+    if os.name != "posix":
+        return 0
+    try:  # pragma: no cover - macOS, BSD
+        import psutil
+    except ImportError:  # pragma: no cover
+        return 0
+    for p in psutil.process_iter():  # pragma: no cover
+        if p.pid == me:
+            continue
+        try:
+            value = p.environ().get(CHILD_MARKER, "")
+        except (psutil.Error, OSError):
+            continue
+        if value == token if exact else value.startswith(token):
+            killed += _kill_pid(p.pid)
+    return killed
+
+
+def _has_marker(env: bytes, needle: bytes) -> bool:
+    at = env.find(needle)
+    while at != -1:
+        if at == 0 or env[at - 1:at] == b"\0":
+            return True
+        at = env.find(needle, at + 1)
+    return False
+
+
+def _kill_pid(pid: int) -> int:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return 1
+    except OSError:
+        return 0
 
 
 def _dec(data: Optional[bytes]) -> str:
@@ -169,7 +384,11 @@ def environ_names() -> list[str]:
 
 
 def python_executable() -> str:
-    return sys.executable
+    """This interpreter as an absolute, normalised path (``sys.executable`` keeps the ``..``
+    of a launch like ``../.venv/bin/python``, and may even be relative in an odd embedding).
+    Symlinks are kept: a venv's python is one, and resolving it would leave the venv."""
+    exe = sys.executable
+    return os.path.abspath(exe) if exe else exe
 
 
 def import_optional(name: str):

@@ -91,13 +91,14 @@ def facts_in_process() -> TorchFacts:
         )
     from torchdoctor.probes import _torch_child
 
-    data: dict[str, Any] = {"python_executable": sys.executable}
+    python = _sys.python_executable()  # absolute and normalised, as the child reports it
+    data: dict[str, Any] = {"python_executable": python}
     failure = _torch_child.namespace_failure(torch)
     if failure is not None:
         data.update(failure)
-        return _failed(data, _reason_for(data, sys.executable))
+        return _failed(data, _reason_for(data, python))
     data.update(_torch_child.read_facts(torch, init_cuda=False))
-    return _validate(data, sys.executable)
+    return _validate(data, python)
 
 
 def facts_from_completed(
@@ -131,6 +132,8 @@ def facts_from_completed(
         text = f"{sig} ({meaning}) {where}"
         if location:
             text += f", at {location}"
+        if done.held_open:
+            text += "; a child process of torch kept the output open"
         data = {
             "python_executable": python,
             "import_status": "crashed",
@@ -142,6 +145,9 @@ def facts_from_completed(
     text = line or f"the torch child exited with status {done.returncode} and printed no facts"
     if line and line.startswith("SyntaxError") and "_torch_child.py" in done.stderr:
         text = f"{python} is too old to run torchdoctor's torch reader (Python >= 3.8): {line}"
+    if done.held_open:
+        # the child is gone; what kept the pipes open was a process it started (now killed)
+        text += "; a child process of torch kept the output open after the torch child exited"
     data = {"python_executable": python, "import_status": "error", "import_error": text}
     return _failed(data, f"torch facts unavailable: {text}")
 
