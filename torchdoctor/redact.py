@@ -154,14 +154,23 @@ VERSION_KEYS = {"build", "driver", "git_version", "arch_list", "cpu_capability",
 VERSION_PARENTS = {"versions"}  # packages.versions[<name>] = version
 SENSITIVE_KEYS = {"uuid", "serial", "serial_number", "board_serial"}
 
-# A version number right after one of these words is not an address.
-VERSION_CONTEXT = re.compile(
-    r"(?:(?<![A-Za-z0-9_.-])(?:version|ver\.?|v|cudnn|cublas|cufft|curand|cusolver|cusparse|cusparselt|nccl|nvjitlink|"
-    r"nvtx|nvrtc|cupti|cuda|runtime|driver|torch|triton|python|gcc|glibc|mkl|onednn|mkldnn|tensorrt|"
-    r"nvidia-[a-z0-9-]+|lib[a-z0-9_+-]+)|==|>=|<=|~=)"
-    r"[\s:=()\[\]'\"]*$",
+# A version number right after one of these words (or ``ver.``, ``nvidia-<name>``,
+# ``lib<name>``, ``==``, ``>=``, ``<=``, ``~=``, then spaces, ``:``, ``=``, brackets or quotes)
+# is in version position. The test runs on the reversed text before the number, anchored at
+# its start (``match``), so it costs one short scan per candidate instead of a search from
+# every position of the window.
+VERSION_WORDS = ("version", "v", "cudnn", "cublas", "cufft", "curand", "cusolver", "cusparse",
+                 "cusparselt", "nccl", "nvjitlink", "nvtx", "nvrtc", "cupti", "cuda", "runtime",
+                 "driver", "torch", "triton", "python", "gcc", "glibc", "mkl", "onednn", "mkldnn",
+                 "tensorrt")
+_VERSION_BEFORE_REVERSED = re.compile(
+    r"[\s:=()\[\]'\"]*(?:(?:"
+    + "|".join(sorted((w[::-1] for w in VERSION_WORDS), key=len, reverse=True))
+    + r"|\.?rev|[a-z0-9-]+-aidivn|[a-z0-9_+-]+bil)(?![A-Za-z0-9_.-])|==|=>|=<|=~)",
     re.IGNORECASE,
 )
+# ``NAME=`` / ``NAME:`` (an upper-case variable name) right before the number, reversed too
+_ENV_NAME_BEFORE_REVERSED = re.compile(r"[\"']?\s*[=:]\s*[A-Z0-9_]*[A-Z](?!\w)")
 VERSION_WINDOW = 48
 """How far before a dotted quad its version word is looked for (never past a line start)."""
 VERSION_MAX_FIRST = 99
@@ -169,7 +178,6 @@ VERSION_MAX_FIRST = 99
 four-part versions that fit in bytes have small majors (cuDNN 8.9.2.26, cuRAND 10.3.2.106,
 TensorRT 10.0.1.6), while 127.0.0.1, 169.254.x.x, 172.16-31.x.x, 192.168.x.x and most public
 addresses start above 99."""
-ENV_NAME_BEFORE = re.compile(r"\b[A-Z][A-Z0-9_]*\s*[=:]\s*[\"']?$")
 
 # a long random-looking string inside an environment variable value
 RANDOMISH = re.compile(r"(?<![A-Za-z0-9_+=/\\.-])[A-Za-z0-9_+=-]{32,}(?![A-Za-z0-9_+=-])")
@@ -227,10 +235,10 @@ def _is_version_number(text: str, start: int, versioned: bool) -> bool:
         return False
     lo = max(0, start - VERSION_WINDOW)
     line_start = text.rfind("\n", lo, start) + 1  # bounded: never a scan back to the start
-    before = text[max(line_start, lo):start]
-    if ENV_NAME_BEFORE.search(before) and "VERSION" not in before.upper():
+    before = text[max(line_start, lo):start][::-1]
+    if _ENV_NAME_BEFORE_REVERSED.match(before) and "NOISREV" not in before.upper():
         return False  # MASTER_ADDR=10.0.0.1, NCCL_COMM_ID=10.0.0.1:29500
-    if VERSION_CONTEXT.search(before):
+    if _VERSION_BEFORE_REVERSED.match(before):
         return True
     return versioned and start - line_start <= 1 and text[line_start:start] in ("", "v", "V")
 
