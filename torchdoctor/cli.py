@@ -636,18 +636,9 @@ def check_recommend_args(task: Optional[str], gpu_name: Optional[str], torch_ver
         raise Abort("--snippet prints only the Python snippet; --explain has nothing to add to it "
                     "(use --explain without --snippet)")
     if torch_version is not None:
-        from packaging.version import InvalidVersion, Version
+        from torchdoctor.synthetic import check_torch_version
 
-        try:
-            wanted = Version(torch_version)
-        except InvalidVersion:
-            raise Abort(f"--torch-version {torch_version!r}: not a version (e.g. 2.13.0)") from None
-        from torchdoctor import tables
-
-        known = sorted({Version(str(r["version"])) for r in tables.load("torch_releases")["releases"]})
-        if known and wanted.release[:2] not in {v.release[:2] for v in known}:
-            raise Abort(f"--torch-version {torch_version}: not a torch release torchdoctor knows "
-                        f"({known[0]} to {known[-1]}, rules/data/torch_releases.yaml)")
+        check_torch_version(torch_version, known_only=True)  # UserError: one line, exit 2
 
 
 @cli.command(context_settings=CONTEXT, cls=RecommendCommand)
