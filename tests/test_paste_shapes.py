@@ -245,6 +245,15 @@ def test_nvidia_smi_header_and_print_version():
     assert f.torch.import_status == "ok"
 
 
+def test_printed_expressions_and_their_output():
+    f = facts_from_text('$ python -c "import torch; print(torch.__version__, torch.version.cuda, '
+                        'torch.cuda.is_available())"\n2.1.0+cu121 12.1 False\n')
+    assert (f.torch.version, f.torch.cuda_build, f.torch.cuda_available) == ("2.1.0+cu121", "12.1", False)
+    assert f.torch.import_status == "ok" and f.sources["torch.cuda_available"] == "shell output, line 2"
+    g = facts_from_text(">>> torch.cuda.is_available()\nFalse\n>>> torch.__version__\n'2.0.0+cpu'\n")
+    assert (g.torch.version, g.torch.cuda_build, g.torch.cuda_available) == ("2.0.0+cpu", None, False)
+
+
 def test_nvidia_smi_table_rows():
     text = """\
 +-----------------------------------------------------------------------------+

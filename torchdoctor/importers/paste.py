@@ -448,7 +448,7 @@ class _Reader:
         self.text = text
         self.section: Optional[str] = None
         self.gpu_list: Optional[_GpuGroup] = None
-        self.expect: Optional[tuple[str, int]] = None  # (key, line) for expression output
+        self.expect: Optional[tuple[tuple[str, ...], int]] = None  # (keys, line) of an expression
         self.pip_show: Optional[tuple[str, int]] = None
         self.recent: list[str] = []  # cleaned lines before this one (traceback context)
         self.banner_title = False
@@ -483,18 +483,26 @@ class _Reader:
 
     def _line(self, n: int, s: str) -> None:
         if self.expect is not None:
-            key, at = self.expect
+            keys, at = self.expect
             self.expect = None
-            if n - at <= 2 and self._expression_output(key, s, n):
-                return
-        for expr, key in self.p.expressions:
-            if expr in s:
-                value = s.split(expr, 1)[1]
-                tail = value.strip().lstrip(")").strip()
-                if tail.startswith(("'", '"')) or (tail[:1].isdigit() and key != "is_cuda_available"):
-                    self._expression_output(key, tail, n)  # ">>> torch.__version__ '2.1.0'"
-                else:
-                    self.expect = (key, n)
+            if n - at <= 2:
+                # print(torch.__version__, torch.cuda.is_available()) -> "2.1.0+cu121 True"
+                words = s.split() if len(keys) > 1 else [s]
+                if len(words) == len(keys) and all(
+                    self._expression_output(k, w, n) for k, w in zip(keys, words)
+                ):
+                    return
+        found = sorted((s.find(expr), key) for expr, key in self.p.expressions if expr in s)
+        if len(found) == 1:
+            key = found[0][1]
+            expr = next(e for e, k in self.p.expressions if k == key)
+            tail = s.split(expr, 1)[1].strip().lstrip(")").strip()
+            if tail.startswith(("'", '"')) or (tail[:1].isdigit() and key != "is_cuda_available"):
+                self._expression_output(key, tail, n)  # ">>> torch.__version__ '2.1.0'"
+            else:
+                self.expect = ((key,), n)
+        elif found:
+            self.expect = (tuple(key for _, key in found), n)
         self._messages(n, s)
         self._import_failure(n, s)
         self._paths(n, s)
