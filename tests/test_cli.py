@@ -308,7 +308,7 @@ def test_gpu_cpu_records_no_cuda_and_asks_for_the_cpu_facts(capsys):
     assert "--facts" in data["facts"]["cpu"]["unavailable"]
     skipped = {s["id"]: s for s in data["skipped"]}
     # the CPU rules now get past "is there CUDA?" and wait only for the CPU facts
-    assert skipped["bf16-autocast-unused-on-amx-cpu"]["needs"].startswith("cpu.")
+    assert skipped["low-precision-weights-unused-for-inference"]["needs"].startswith("cpu.")
     assert "--facts" in skipped["intra-op-threads-not-sized"]["reason"]
     _, text, _ = run(capsys, "recommend", "--task", "llm-inference", "--gpu", "cpu")
     assert "--facts facts.json" in " ".join(text.split())
