@@ -11,7 +11,8 @@ Verdicts, per case (the rule of tests/test_corpus.py):
 - environment_cause false: "false alarm" when any error-level finding, else "ok";
 - anything else: "fixture" (parse and evaluate only);
 - exit status 2 (the report was refused): "refused", whatever the kind.
-Rule ids in SHADOW_RULES also count as the proposed category `library-shadowed`.
+Categories finer than the rules' own (library-shadowed, compile-python-unsupported,
+extension-mismatch) count through tests/test_corpus.py's CATEGORY_RULES (one mapping for both).
 """
 
 from __future__ import annotations
@@ -25,7 +26,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SERIOUS = ("error", "warning")
-SHADOW_RULES = {"bundled-library-shadowed", "system-cudnn-shadows-bundled"}
+
+
+def _category_rules() -> dict:
+    """tests/test_corpus.py's CATEGORY_RULES, read without importing pytest or torchdoctor."""
+    import ast
+
+    tree = ast.parse((HERE.parent.parent / "test_corpus.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "CATEGORY_RULES":
+            return {ast.literal_eval(k): set(ast.literal_eval(v.args[0]))
+                    for k, v in zip(node.value.keys, node.value.values)}
+    return {}
+
+
+CATEGORY_RULES = _category_rules()
 
 
 def run_case(root: Path, txt: Path) -> tuple[int, dict | None, str]:
@@ -55,8 +70,7 @@ def verdict(meta: dict, rc: int, data: dict | None) -> tuple[str, list[str]]:
     if cause is True and diag:
         for f in findings:
             cats = {f.get("category")}
-            if f["id"] in SHADOW_RULES:
-                cats.add("library-shadowed")
+            cats |= {c for c, ids in CATEGORY_RULES.items() if f["id"] in ids}
             if f["severity"] in SERIOUS and cats & expected:
                 return "found", fired
         return "missed", fired
