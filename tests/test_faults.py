@@ -1447,10 +1447,40 @@ def test_secrets_in_error_messages_are_redacted(capsys, args, shown):
 # ========================================================================================
 
 
+# README rows whose test lives in another file: id -> "tests/FILE.py::test_name".
+ROWS_ELSEWHERE: dict[str, str] = {
+    "rules-message-runs-code": "tests/test_hardening_rules.py::test_a_rule_message_cannot_run_a_command",
+    "rules-message-size-bomb": "tests/test_hardening_rules.py::test_a_rule_message_cannot_exhaust_memory_or_time",
+    "workload-alias-bomb": "tests/test_hardening_rules.py::test_workload_aliases_are_refused_at_their_line",
+    "workload-dev-zero": "tests/test_hardening_rules.py::test_workload_file_that_is_not_a_small_regular_file",
+    "rules-file-fifo": "tests/test_hardening_rules.py::test_rule_file_that_is_hostile",
+    "workload-seed-4000-hex-digits": "tests/test_hardening_rules.py::test_workload_numbers_and_types_are_one_line",
+    "workload-task-list": "tests/test_hardening_rules.py::test_workload_numbers_and_types_are_one_line",
+    "gpu-count-5000-digits": "tests/test_hardening_rules.py::test_gpu_option_bounds",
+    "torch-version-5000-digits": "tests/test_hardening_rules.py::test_torch_version_past_the_int_limit_is_one_line",
+    "redaction-1mb-adversarial": "tests/test_redaction.py::test_large_adversarial_text_is_redacted_correctly",
+    "facts-lone-surrogate": "tests/test_importers.py::test_lone_surrogates_and_escapes_in_facts_json_reach_no_output",
+    "facts-5000-digit-number": "tests/test_importers.py::test_implausible_numbers_in_facts_json_make_that_fact_unknown",
+    "report-5000-digit-version": "tests/test_importers.py::test_a_5000_digit_number_in_a_report_field_makes_that_field_unknown",
+    "report-terminal-escapes": "tests/test_importers.py::test_escapes_in_a_pasted_report_and_in_its_error_messages",
+    "secret-in-free-text": "tests/test_redaction.py::test_each_secret_kind_is_redacted_in_text_report_and_facts",
+    "env-secret-pass-pwd": "tests/test_redaction.py::test_secret_named_variables_from_the_environment",
+    "ip-in-version-field": "tests/test_redaction.py::test_addresses_in_version_labelled_report_lines",
+    "ticket-at-mention": "tests/test_ticket.py::test_mentions_from_the_facts_do_not_ping",
+}
+
+
 def test_readme_fault_matrix_has_one_row_per_fault():
     text = README.read_text(encoding="utf-8")
     section = text.split("## Fault matrix", 1)[1].split("\n## ", 1)[0]
     ids = re.findall(r"^\| `([a-z0-9-]+)` \|", section, re.MULTILINE)
     assert len(ids) == len(set(ids)), "duplicate rows"
-    assert sorted(ids) == sorted(ROWS)
+    assert sorted(ids) == sorted(ROWS + list(ROWS_ELSEWHERE))
     assert len(ROWS) >= 20
+
+
+def test_rows_elsewhere_name_real_tests():
+    for fault_id, where in ROWS_ELSEWHERE.items():
+        path, name = where.split("::")
+        source = (README.parent / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\(", source, re.MULTILINE), (fault_id, where)
