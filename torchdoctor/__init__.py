@@ -8,13 +8,19 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "probe", "recommend", "apply", "audit"]
+__all__ = ["__version__", "probe", "check", "recommend", "apply", "audit"]
 
 
 def probe(**kwargs):  # noqa: D103 - documented in torchdoctor.api
     from torchdoctor.api import probe as _probe
 
     return _probe(**kwargs)
+
+
+def check(facts=None, report=None, python=None, **kwargs):  # noqa: D103
+    from torchdoctor.api import check as _check
+
+    return _check(facts=facts, report=report, python=python, **kwargs)
 
 
 def recommend(task=None, **workload):  # noqa: D103
