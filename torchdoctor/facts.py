@@ -57,7 +57,10 @@ def _field() -> Any:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # Field docstrings are the fact reference, but pydantic's use_attribute_docstrings parses
+    # this file's source at every import (about 30 ms of every run): json_schema() reads them
+    # only when the schema is asked for.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 # --------------------------------------------------------------------------------------
@@ -536,3 +539,31 @@ def is_xpu_build(torch: Any) -> bool:
         return True
     version = getattr(torch, "version", None)
     return isinstance(version, str) and "+xpu" in version
+
+
+def json_schema() -> dict:
+    """The JSON schema of :class:`Facts` with each field's docstring as its description (the
+    fact reference that `torchdoctor probe --schema` prints)."""
+    import ast
+    import inspect
+    import sys
+
+    docs: dict[str, dict[str, str]] = {}
+    tree = ast.parse(inspect.getsource(sys.modules[__name__]))
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: dict[str, str] = {}
+        for stmt, following in zip(node.body, node.body[1:]):
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                    and isinstance(following.value.value, str)):
+                fields[stmt.target.id] = inspect.cleandoc(following.value.value)
+        docs[node.name] = fields
+    schema = Facts.model_json_schema()
+    for name, model in [("Facts", schema), *schema.get("$defs", {}).items()]:
+        for field, prop in model.get("properties", {}).items():
+            doc = docs.get(name, {}).get(field)
+            if doc and not prop.get("description"):
+                prop["description"] = doc
+    return schema
