@@ -392,8 +392,9 @@ def _expected(key: str, value: Any, got: dict) -> tuple[Any, Any]:
         return got["scaler"], "GradScaler"
     if key == "model.dtype":
         return got["model_dtype"], f"torch.{value}"
-    if key == "fsdp.mixed_precision":
-        return (got["fsdp_param_dtype"], got["fsdp1_param_dtype"]), (f"torch.{value}", f"torch.{value}")
+    if key == "fsdp.mixed_precision":  # FSDP2's policy from 2.6, FSDP1's always (older torch: only it)
+        dtypes = [d for d in (got["fsdp_param_dtype"], got["fsdp1_param_dtype"]) if d is not None]
+        return dtypes, [f"torch.{value}"] * max(1, len(dtypes))
     raise AssertionError(f"no read-back for setting {key}: add one to tests/test_plans.py")
 
 
@@ -407,7 +408,7 @@ def _run_snippet(snippet: str) -> dict:
     return json.loads(line[len("READBACK "):])
 
 
-SNIPPET_MACHINES = ["cpu-sapphirerapids-amx", "cpu-haswell-no-avx512", "hopper-h100x8"]
+SNIPPET_MACHINES = MACHINES  # every preset on every recorded machine (99 plans, 45 distinct snippets)
 QUOTA_CASE = ("cpu-epyc9654-docker-6cpus", "research-repro", {"seed": 7})
 
 
@@ -437,7 +438,9 @@ def snippet_runs():
 def test_snippet_applies_every_setting(name, task, snippet_runs):
     report, future = snippet_runs[(name, task)]
     got = future.result()
-    assert report.settings, "empty plan"
+    if not report.settings:  # e.g. LLM training on a CPU without bf16: a finding says why
+        assert report.findings, "an empty plan with nothing to say"
+        return
     for s in report.settings:
         observed, expected = _expected(s.key, s.value, got)
         assert observed == expected, f"{s.key}: read back {observed!r}, planned {expected!r}"

@@ -255,7 +255,7 @@ def test_markdown_explain_lists_overridden_and_skipped():
     report = bitwise_plan()
     plain, explained = render_markdown(report), render_markdown(report, explain=True)
     assert "overridden" not in plain and "Skipped rules" not in plain
-    assert "| ↳ overridden | ~~`True`~~ |" in explained and "(loses to reproducibility)" in explained
+    assert "| ↳ overridden: ~~`True`~~ |" in explained and "(loses to reproducibility)" in explained
     n = len(report.skipped)
     assert f"### Skipped rules ({n}): the facts they need are unknown" in explained
 

@@ -525,6 +525,11 @@ def resolve_plan(
         )
     plan, dropped = _drop_unmet_requirements(plan, dropped, registry)
     plan.sort(key=lambda s: (registry[s.key].kind != "env", registry[s.key].kind == "code", s.key))
+    # the statement that applies each setting for the target torch, written once here from the
+    # registry: every view (snippet, terminal, Markdown) shows this code, never `key = value`
+    plan = [rec.model_copy(update={"code": registry[rec.key].render(rec.value, torch_version),
+                                   "guard": registry[rec.key].guard})
+            for rec in plan]
     return plan, dropped
 
 

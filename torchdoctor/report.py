@@ -91,6 +91,11 @@ class SettingRec(_Model):
     """Other rules that asked for the same value."""
     overrides: list[Overridden] = []
     """Lower-precedence recommendations this one won over."""
+    code: str = ""
+    """The Python statement(s) that apply it for the plan's torch version (from the settings
+    registry, when the plan is resolved); every view shows this, never ``key = value``."""
+    guard: Optional[str] = None
+    """``cuda``: the code runs only where CUDA is available (the snippet guards it)."""
 
 
 class DroppedSetting(_Model):

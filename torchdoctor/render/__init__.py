@@ -58,6 +58,22 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def md_code_cell(code: str) -> str:
+    """Code for a Markdown table cell: one line as inline code (:func:`md_code`); several lines
+    as ``<code>`` with ``<br>`` between them and their indentation kept (GitHub renders both in a
+    cell; a code span would join the lines and break the Python)."""
+    import html
+
+    lines = str(code).splitlines() or [""]
+    if len(lines) == 1:
+        return md_code(lines[0])
+    out = []
+    for line in lines:
+        body = line.lstrip(" ")
+        out.append("&nbsp;" * (len(line) - len(body)) + html.escape(no_mentions(body)).replace("|", "&#124;"))
+    return "<code>" + "<br>".join(out) + "</code>"
+
+
 def show_value(value: Any) -> str:
     """A fact value as a person reads it (shared by terminal, ticket and diff)."""
     from torchdoctor.facts import Unavailable

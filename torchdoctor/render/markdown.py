@@ -13,7 +13,7 @@ from torchdoctor.ticket import md_text
 
 @functools.lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    from torchdoctor.render import md_code, no_mentions, templates
+    from torchdoctor.render import md_code, md_code_cell, no_mentions, templates
     from torchdoctor.ticket import md_text
 
     e = templates().overlay()
@@ -21,6 +21,7 @@ def env() -> jinja2.Environment:
     # HTML-escaped (redaction markers such as <user> stay visible), one line, no @mention
     e.filters["md"] = lambda text: no_mentions(md_text(text))
     e.filters["code"] = md_code
+    e.filters["code_cell"] = md_code_cell
     return e
 
 

@@ -26,16 +26,20 @@ def _tag(code: str, rule: str, indent: str = "") -> list[str]:
 
 
 def statements(report: Report, registry: Optional[Registry] = None) -> dict[str, list[str]]:
-    registry = registry or load_registry()
+    """The plan's code (``SettingRec.code``, written by the engine) grouped as the snippet
+    arranges it: environment first, then torch calls, CUDA-only calls, values for user code."""
     groups: dict[str, list[str]] = {"env": [], "torch": [], "cuda": [], "code": []}
     for rec in report.settings:
-        setting = registry[rec.key]
-        code = setting.render(rec.value, report.torch_version)
-        if setting.kind == "env":
+        code, kind, guard = rec.code, rec.kind, rec.guard
+        if not code:  # a Report made before plans carried their code
+            registry = registry or load_registry()
+            setting = registry[rec.key]
+            code, kind, guard = setting.render(rec.value, report.torch_version), setting.kind, setting.guard
+        if kind == "env":
             groups["env"] += _tag(code, rec.rule)
-        elif setting.kind == "code":
+        elif kind == "code":
             groups["code"] += _tag(code, rec.rule)
-        elif setting.guard == "cuda":
+        elif guard == "cuda":
             groups["cuda"] += _tag(code, rec.rule, indent="    ")
         else:
             groups["torch"] += _tag(code, rec.rule)

@@ -288,48 +288,10 @@ def findings_block(report: Report, explain: bool = False) -> Optional[Table]:
 
 
 def settings_table(report: Report, explain: bool = False, width: int = 96) -> Any:
-    """The plan: one row per setting, its value, why and the deciding rule. A rule id is never
-    cut (people copy it into `rules explain`): the value column folds first; when ``width``
-    still cannot hold a rule id on one line, each setting is a stacked block instead."""
-    keys = [s.key for s in report.settings]
-    key_width = min(max(len(k) for k in keys), 36) if keys else 20
-    value_width = min(max([len(repr(s.value)) for s in report.settings] + [len("value")]), 24)
-    rules = [s.rule for s in report.settings] + [o.rule for s in report.settings for o in s.overrides]
-    for value_max in dict.fromkeys((value_width, 12)):
-        t = _settings_grid(report, explain, key_width, value_max)
-        if _ids_whole(t, rules, width):
-            return t
-    return _settings_stacked(report, explain, width)
-
-
-def _settings_grid(report: Report, explain: bool, key_width: int, value_max: int) -> Table:
-    t = Table(title="Recommended settings", title_justify="left", title_style="bold", expand=True,
-              box=box.SIMPLE_HEAD, show_lines=False, pad_edge=False)
-    t.add_column("setting", min_width=key_width, overflow="fold", style="bold")
-    t.add_column("value", max_width=value_max, overflow="fold")
-    t.add_column("why (rule)", ratio=1)
-    for s in report.settings:
-        t.add_row(escape(s.key), escape(repr(s.value)),
-                  Text.assemble(s.reason, (f" ({s.rule})", "dim")))
-        if explain:
-            for o in s.overrides:
-                t.add_row(Text("  overridden", style="dim"), Text(repr(o.value), style="dim strike"),
-                          Text(f"{o.reason} ({o.rule}; loses to {s.precedence})", style="dim"))
-    return t
-
-
-def _ids_whole(table: Table, rules: list[str], width: int) -> bool:
-    """Whether every rule id lands on one line when the table is rendered ``width`` wide."""
-    console = Console(file=io.StringIO(), width=width, color_system=None, no_color=True, emoji=False,
-                      highlight=False)
-    console.print(table)
-    lines = console.file.getvalue().splitlines()
-    return all(any(rule in line for line in lines) for rule in set(rules))
-
-
-def _settings_stacked(report: Report, explain: bool, width: int) -> Group:
-    """Narrow terminals: ``key = value``, then why and the rule id on lines of their own
-    (the id unindented and unlabelled when that is what keeps it on one line)."""
+    """The plan, one block per setting: the code that applies it (as the snippet writes it, so
+    a line copied from here does what it says; never ``key = value``, which pasted would replace
+    a function such as ``torch.use_deterministic_algorithms``), then why, then the deciding rule
+    (never cut: people copy it into `rules explain`)."""
     items: list[Any] = [Text("Recommended settings", style="bold")]
 
     def indented(text: Text) -> Any:
@@ -341,7 +303,11 @@ def _settings_stacked(report: Report, explain: bool, width: int) -> Group:
         return Text(rule, style="dim")
 
     for s in report.settings:
-        items.append(Text.assemble((s.key, "bold"), " = ", repr(s.value)))
+        code = s.code or f"# {s.key} = {s.value!r}"
+        if s.guard == "cuda":
+            code = "if torch.cuda.is_available():\n" + "\n".join(f"    {line}" for line in code.splitlines())
+        for line in code.splitlines():
+            items.append(Text(line, style="bold", overflow="fold"))  # folded, never cut
         items.append(indented(Text(s.reason)))
         items.append(rule_line(s.rule))
         if explain:
