@@ -87,3 +87,13 @@ def test_every_setting_is_documented():
 def test_ids_unique():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
+
+
+def test_writing_rules_lists_every_table_function():
+    from pathlib import Path
+
+    from torchdoctor.engine import TABLE_FUNCTIONS
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "writing-rules.md").read_text(encoding="utf-8")
+    missing = [name for name in TABLE_FUNCTIONS if f"`{name}`" not in doc]
+    assert not missing, f"docs/writing-rules.md does not list {missing}"

@@ -505,3 +505,14 @@ def test_a_value_cannot_close_the_collect_env_fence_or_its_code_span():
 
     assert md_code("a `` b") == "``` a `` b ```"
     assert outside_code(f"x {md_code('``@twobackticks`` and ` @one')} y") == "x  y"
+
+
+def test_summary_says_when_a_report_could_not_import_torch():
+    from torchdoctor.importers import load_report
+    from torchdoctor.ticket import torch_summary
+
+    # pytorch/pytorch issue (tests/data/cases2/case251.json): `PyTorch version: N/A`, no package lists
+    path = Path(__file__).resolve().parent / "data" / "cases2" / "case251.txt"
+    facts = load_report(path.read_bytes(), path.name)
+    assert facts.torch.import_status == "unknown-from-report"
+    assert torch_summary(facts) == "torch could not be imported when the report was made"

@@ -131,7 +131,8 @@ def torch_summary(facts: Facts) -> str:
     if isinstance(status, str) and status != "ok":
         words = {"not-installed": "not installed", "import-error": "does not import",
                  "crashed": "crashes on import", "timeout": "import timed out",
-                 "error": "could not be inspected"}
+                 "error": "could not be inspected",
+                 "unknown-from-report": "could not be imported when the report was made"}
         version = f" {t.version}" if isinstance(t.version, str) else ""
         return f"torch{version} {words.get(status, status)}"
     return f"torch {t.version}" if isinstance(t.version, str) else "torch version unknown"

@@ -84,6 +84,9 @@ _CODE_USES = (
     ("AUTOCAST_DTYPE", "torch.autocast(..., dtype=AUTOCAST_DTYPE)"),
     ("MEMORY_FORMAT", "model.to(memory_format=MEMORY_FORMAT)"),
     ("SCALER", "SCALER.scale(loss).backward()"),
+    ("MODEL_DTYPE", "model.to(MODEL_DTYPE)"),
+    ("FSDP_MP_POLICY", "fully_shard(module, mp_policy=FSDP_MP_POLICY)"),
+    ("FSDP_MIXED_PRECISION", "FullyShardedDataParallel(model, mixed_precision=FSDP_MIXED_PRECISION)"),
 )
 
 
