@@ -349,7 +349,7 @@ def test_markdown_explain_adds_overridden_and_skipped(capsys):
     _, explained, _ = run(capsys, *args, "--explain")
     assert plain != explained
     assert "overridden" not in plain and "Skipped rules" not in plain
-    assert "| ↳ overridden | ~~`True`~~ |" in explained and "`cudnn-autotuner-off-for-fixed-shapes`" in explained
+    assert "| ↳ overridden: ~~`True`~~ |" in explained and "`cudnn-autotuner-off-for-fixed-shapes`" in explained
     assert "### Skipped rules (" in explained and "`intra-op-threads-not-sized`" in explained
 
 
