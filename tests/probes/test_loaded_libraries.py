@@ -187,6 +187,24 @@ def test_child_reports_what_a_failed_import_had_loaded(clean_loader_env, other_l
 
 
 @linux_only
+def test_a_failed_import_keeps_what_it_had_loaded_in_the_facts(clean_loader_env, other_libgomp):
+    """Through the probe (parent side): the status says the import failed, and the libraries
+    the failed import had loaded stay in the facts (the rule can explain the failure)."""
+    from torchdoctor.probes import _sys
+
+    _sys.reopen()
+    clean_loader_env.setenv("LD_PRELOAD", other_libgomp)
+    clean_loader_env.setenv("PYTHONPATH", str(FAKES / "missing_cudnn"))
+    facts = pytorch.probe(ProbeContext(python=sys.executable, timeout=120))
+    assert facts.import_status == "import-error"
+    assert facts.wheel_library_dirs == []
+    assert [lib.path for lib in facts.loaded_libraries if lib.name == "libgomp"] == [
+        os.path.realpath(other_libgomp)
+    ]
+    assert is_unavailable(facts.version)  # nothing else is claimed of a torch that did not import
+
+
+@linux_only
 @pytest.mark.torch
 def test_in_process_facts_read_the_callers_libraries(wheel_libgomp):
     import torch  # noqa: F401 - audit() reads a torch the caller imported

@@ -29,6 +29,9 @@ STATUS_FIELDS = {
     "missing_library",
     "missing_symbol",
     "signal",
+    # read from /proc/self/maps even when the import fails (tests/probes/test_loaded_libraries.py)
+    "wheel_library_dirs",
+    "loaded_libraries",
 }
 
 

@@ -32,6 +32,10 @@ _STATUS_FIELDS = (
     "signal",
 )
 
+# Read by the child even when `import torch` fails (from /proc/self/maps): which copies of
+# torch's libraries were loaded, and from where (a shadowing libnvJitLink explains the failure).
+_KEPT_ON_FAILURE = ("wheel_library_dirs", "loaded_libraries")
+
 # What a signal means when it kills `import torch`; shown to the user as the reason.
 _SIGNAL_MEANING = {
     "SIGILL": "illegal instruction: this torch build uses CPU instructions this CPU lacks",
@@ -189,6 +193,9 @@ def _failed(data: dict, reason: str) -> TorchFacts:
     }
     for name in _STATUS_FIELDS:
         values[name] = data.get(name)
+    for name in _KEPT_ON_FAILURE:  # what a failed import had loaded explains the failure
+        if name in data:
+            values[name] = data[name]
     return _validate(values, str(data.get("python_executable") or sys.executable))
 
 
