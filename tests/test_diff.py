@@ -398,3 +398,14 @@ def test_the_active_venv_path_is_noise():
 
     result = diff_facts(facts("/home/a/venvs/x"), facts("/srv/b/venv"))
     assert result.relevant == [] and [d.path for d in result.noise] == ['env.variables["VIRTUAL_ENV"]']
+
+
+def test_where_a_pasted_fact_was_read_is_no_difference():
+    # two real pastes (tests/data/cases2): torch's own warning lines, read from different lines
+    data = Path(__file__).resolve().parent / "data" / "cases2"
+    a = load_report((data / "case201.txt").read_bytes(), "a")
+    b = load_report((data / "case202.txt").read_bytes(), "b")
+    assert a.sources and b.sources
+    result = diff_facts(a, b)
+    paths = [d.path for d in result.relevant + result.unknown + result.noise + result.unknown_noise]
+    assert not [p for p in paths if p.startswith("sources")]

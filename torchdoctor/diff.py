@@ -23,7 +23,7 @@ from torchdoctor.render import show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
-SKIP_TOP = {"schema_version", "origin", "problems", "notes"}
+SKIP_TOP = {"schema_version", "origin", "problems", "notes", "sources"}  # sources: where a pasted fact was read, not the environment
 
 
 class _Absent:
