@@ -373,9 +373,10 @@ def test_each_secret_kind_is_redacted_in_text_report_and_facts(capsys, tmp_path,
         assert "marker-2718" in out and secret not in out, fmt
 
 
-def test_secret_named_variables_from_the_environment(capsys, monkeypatch):
-    """TORCH_PASS and NCCL_PWD pass the env allow-list (TORCH_, NCCL_ prefixes); their names
-    say what they hold, so their whole values go, however plain."""
+def test_secret_named_variables_from_the_environment(capsys, monkeypatch, tmp_path):
+    """TORCH_PASS and NCCL_PWD: the live env probe never reads them (PASS, PWD, PW are whole
+    parts of their names); where they arrive in facts recorded elsewhere, their names say what
+    they hold, so their whole values go, however plain."""
     import torchdoctor.probes
 
     real_collect = torchdoctor.probes.collect
@@ -385,11 +386,21 @@ def test_secret_named_variables_from_the_environment(capsys, monkeypatch):
     monkeypatch.setenv("NCCL_BYPASS_NOTE", "plainword")  # BYPASS is not PASS
     monkeypatch.setattr(torchdoctor.probes, "collect",
                         lambda ctx=None, **kw: real_collect(ctx, only=["env"]))
-    code, out, err = run(capsys, "probe")
+    code, out, err = run(capsys, "probe", "--no-redact")
     assert code == 0, err
-    variables = json.loads(out)["env"]["variables"]
-    assert variables["TORCH_PASS"] == variables["NCCL_PWD"] == variables["TORCH_DB_PW"] == "<redacted>"
+    facts = json.loads(out)
+    variables = facts["env"]["variables"]
+    assert not {"TORCH_PASS", "NCCL_PWD", "TORCH_DB_PW"} & set(variables)
     assert variables["NCCL_BYPASS_NOTE"] == "plainword"
+    # the same variables in a facts file from another machine (an older torchdoctor read them)
+    variables.update({"TORCH_PASS": "hunter2", "NCCL_PWD": "letmein", "TORCH_DB_PW": "opensesame"})
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(facts), encoding="utf-8")
+    code, out, err = run(capsys, "check", "--facts", str(path), "--format", "json", "--fail-on", "never")
+    assert code == 0, err
+    shown = json.loads(out)["facts"]["env"]["variables"]
+    assert shown["TORCH_PASS"] == shown["NCCL_PWD"] == shown["TORCH_DB_PW"] == "<redacted>"
+    assert shown["NCCL_BYPASS_NOTE"] == "plainword"
     assert not {"hunter2", "letmein", "opensesame"} & set(out.split('"'))
 
 

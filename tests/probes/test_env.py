@@ -79,6 +79,12 @@ def test_every_allowlist_entry_has_reason_and_source():
         ("AWS_SECRET_ACCESS_KEY", False),
         ("NVIDIA_API_KEY", False),  # allowed prefix, secret-looking name
         ("TRITON_AUTH_TOKEN", False),
+        ("TORCH_PASS", False),  # PASS, PWD, KEY as whole parts of a name are secrets too
+        ("NCCL_PWD", False),
+        ("NCCL_IB_KEY", False),
+        ("TORCH_PW", False),
+        ("NCCL_P2P_DISABLE", True),  # ...but not inside other words
+        ("NCCL_BYPASS_SHM", True),
         ("CUDAHOSTCXX", False),  # prefix needs its underscore
         ("omp_num_threads", False),  # names are case-sensitive on POSIX
         ("LD_PRELOAD_EXTRA", False),  # exact names are exact

@@ -26,12 +26,15 @@ class Allowlist:
     names: frozenset[str]
     prefixes: tuple[str, ...]
     deny_substrings: tuple[str, ...]
+    deny_parts: frozenset[str] = frozenset()
 
     def allows(self, name: str) -> bool:
         if not (name in self.names or name.startswith(self.prefixes)):
             return False
         upper = name.upper()
-        return not any(bad in upper for bad in self.deny_substrings)
+        if any(bad in upper for bad in self.deny_substrings):
+            return False
+        return not (set(upper.split("_")) & self.deny_parts)
 
 
 def load_allowlist(directory: Optional[str] = None) -> Allowlist:
@@ -40,6 +43,9 @@ def load_allowlist(directory: Optional[str] = None) -> Allowlist:
     deny = data.get("deny_substrings") or []
     if not isinstance(deny, list) or not all(isinstance(d, str) and d for d in deny):
         raise tables.DataFileError(f"{where}: deny_substrings must be a list of strings")
+    parts = data.get("deny_parts") or []
+    if not isinstance(parts, list) or not all(isinstance(d, str) and d and "_" not in d for d in parts):
+        raise tables.DataFileError(f"{where}: deny_parts must be a list of words without '_'")
     for prefix in prefixes:
         if not prefix.endswith("_"):
             # "CUDA" without the underscore would also match CUDAHOSTCXX, CUDART...: be explicit
@@ -48,6 +54,7 @@ def load_allowlist(directory: Optional[str] = None) -> Allowlist:
         names=frozenset(names),
         prefixes=tuple(prefixes),
         deny_substrings=tuple(d.upper() for d in deny),
+        deny_parts=frozenset(d.upper() for d in parts),
     )
 
 
