@@ -1472,16 +1472,7 @@ def case023_facts_json(**mutate) -> dict:
     return data
 
 
-def walk_strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from walk_strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from walk_strings(v)
+from tests.test_importer_fuzz import strings as walk_strings  # every string and key of parsed JSON
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "terminal"])
