@@ -12,10 +12,13 @@ FORMATS = ("terminal", "json", "markdown")
 
 @functools.lru_cache(maxsize=1)
 def templates():
-    """The one jinja2 environment for every template (snippet, Markdown, ticket)."""
+    """The one jinja2 environment for every template (snippet, Markdown, ticket). Sandboxed
+    although the templates are ours: the values they show come from hostile inputs (reports,
+    facts files, rule messages), and the sandbox costs nothing at this size."""
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    return jinja2.Environment(
+    return ImmutableSandboxedEnvironment(
         loader=jinja2.PackageLoader("torchdoctor.render", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
