@@ -274,3 +274,17 @@ def test_synthetic_plan_says_the_cpu_needs_the_machines_facts():
     report = plan_report(RULES, facts_for_gpu("cpu"), build_workload("llm-inference"), torch_version="2.13.0")
     assert "--facts facts.json" in flat(terminal(report))
     assert "**CPU:** unknown (planning from --gpu" in render_markdown(report)
+
+
+def test_every_template_environment_is_sandboxed():
+    """Snippet, Markdown and ticket templates are ours, but the values they show are not: a
+    value that reached a template as an object could otherwise be walked to __globals__."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+    from torchdoctor.render import templates
+    from torchdoctor.render.markdown import env
+
+    for environment in (templates(), env()):
+        assert isinstance(environment, ImmutableSandboxedEnvironment)
+        with pytest.raises(SecurityError):
+            environment.from_string("{{ x.__class__.__init__.__globals__ }}").render(x=object())
