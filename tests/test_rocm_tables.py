@@ -85,6 +85,68 @@ def test_lookups(gfx, torch_version, in_wheels):
     assert tables.rocm_gfx_support(gfx, torch_version)["in_wheels"] is in_wheels
 
 
+@pytest.mark.parametrize(
+    "gfx, torch_version, in_wheels, needs_rocm",
+    [
+        # builder release/2.3 manywheel/build_docker.sh: PYTORCH_ROCM_ARCH+=";gfx942" only when ROCM_VERSION_INT >= 60000
+        ("gfx942:sramecc+:xnack-", "2.3.0+rocm5.7", False, "6.0"),
+        ("gfx942:sramecc+:xnack-", "2.3.0+rocm6.0", True, None),
+        ("gfx942", "2.3.1+rocm6.0.2", True, None),
+        # uv backend.rs: the ROCm 6.4 list has no gfx950, the ROCm 7.0 list has it (pytorch#163860)
+        ("gfx950", "2.9.0+rocm6.4", False, "7.0"),
+        ("gfx950", "2.9.1+rocm6.3", False, "7.0"),
+        ("gfx950", "2.9.0+rocm7.0", True, None),
+        ("gfx950", "2.10.0+rocm7.0", True, None),
+        # a release before the first: not a line's fault, no ROCm line to name
+        ("gfx942", "2.2.2+rocm5.7", False, None),
+        # recorded as unknown for 2.9's rocm7.0 line (pytorch#164854 came after the 2.9 cut): not judged
+        ("gfx1151", "2.9.0+rocm7.0", None, None),
+        ("gfx1150", "2.9.1+rocm7.0", None, None),
+        ("gfx1151", "2.9.1+rocm6.3", False, None),
+    ],
+)
+def test_the_rocm_line_of_the_label_decides(gfx, torch_version, in_wheels, needs_rocm):
+    info = tables.rocm_gfx_support(gfx, torch_version)
+    assert (info["in_wheels"], info["needs_rocm"]) == (in_wheels, needs_rocm)
+    assert info["rocm"] == torch_version.split("+rocm")[1]
+
+
+@pytest.mark.parametrize(
+    "gfx, torch_version, in_wheels",
+    [
+        ("gfx942", "2.3.0", True),  # no label: the release alone, as before
+        ("gfx950", "2.9.0", True),
+        ("gfx1151", "2.9.0", False),
+        ("gfx950", "2.9.0+rocm7.10.0a20251015", True),  # TheRock's label is not an official ROCm line
+        ("gfx950", "2.9.0+rocmsdk20251203", True),
+        ("gfx950", "2.9.0+rocm" + "9" * 5000, True),  # an absurd label is no ROCm line, and no error
+        ("gfx950", "2.9.0+cu128", True),
+    ],
+)
+def test_without_an_official_rocm_label_the_release_decides(gfx, torch_version, in_wheels):
+    info = tables.rocm_gfx_support(gfx, torch_version)
+    assert (info["in_wheels"], info["rocm"], info["needs_rocm"]) == (in_wheels, None, None)
+
+
+def test_every_measured_wheel_is_judged_by_its_own_line():
+    """Each measured (release, ROCm) wheel: the lookup with its label agrees with the measured list, for
+    every target the file lists."""
+    for (release, rocm), archs in MEASURED.items():
+        for target in DATA["targets"]:
+            info = tables.rocm_gfx_support(target["gfx"], f"{release}+rocm{rocm}")
+            assert info["in_wheels"] is (target["gfx"] in archs), (release, rocm, target["gfx"])
+
+
+def test_a_malformed_by_rocm_row_is_no_lookup_error(tmp_path, monkeypatch):
+    target = _copy(tmp_path)
+    target.write_text(target.read_text(encoding="utf-8").replace('{rocm: ">=7.0"', '{rocm: "seven"', 1),
+                      encoding="utf-8")
+    data = tables.load("rocm_archs", str(tmp_path))
+    monkeypatch.setattr(tables, "load", lambda name, directory=None: data)
+    info = tables.rocm_gfx_support("gfx950", "2.9.0+rocm7.0")
+    assert info["in_wheels"] is True and info["needs_rocm"] is None  # falls back to the release
+
+
 def test_targets_agree_with_the_per_release_lists():
     """first_torch is the first release whose list (its newest ROCm variant) carries the target, and
     first_rocm the ROCm version from which that release carries it."""

@@ -598,10 +598,45 @@ def same_build_family(torch_version: Any, other_version: Any) -> Optional[bool]:
     return families[0] == families[1]
 
 
+def _rocm_line(torch_version: Any) -> Optional[Version]:
+    """The ROCm version of an official ROCm wheel's label ("2.3.0+rocm5.7" -> 5.7, "+rocm6.2.4"
+    -> 6.2.4); None without one, or for labels of other builds (TheRock's "+rocm7.10.0a2025...",
+    "+rocmsdk...", a source build's "+git...")."""
+    label = re.fullmatch(r"rocm(\d{1,4}(?:\.\d{1,4}){0,3})", _local(torch_version) or "")
+    return Version(label.group(1)) if label else None
+
+
+def _rocm_wheel_carries(gfx: str, version: Version, rocm: Version) -> tuple[bool, Optional[bool]]:
+    """(found, carried) from rocm_archs.yaml `wheels`: whether the official wheel of release
+    ``version`` built for ROCm ``rocm`` carries ``gfx`` (the entry's list plus its `by_rocm`
+    additions for that ROCm line); carried is None where `by_rocm` records the target as
+    `unknown` for that line. found is False when no entry covers the release (or one is unreadable)."""
+    for entry in load("rocm_archs").get("wheels") or []:
+        try:
+            if not SpecifierSet(str(entry["torch"])).contains(version, prereleases=True):
+                continue
+            extras = [x for x in entry.get("by_rocm") or []
+                      if SpecifierSet(str(x["rocm"])).contains(rocm, prereleases=True)]
+        except (InvalidSpecifier, KeyError, TypeError):
+            return False, None
+        if gfx in (entry.get("archs") or []) or any(gfx in (x.get("add") or []) for x in extras):
+            return True, True
+        return True, (None if any(gfx in (x.get("unknown") or []) for x in extras) else False)
+    return False, None
+
+
 def rocm_gfx_support(gfx_target: Any, torch_version: Any = None) -> Optional[dict]:
     """What rocm_archs.yaml says of an AMD target for a torch release: {"gfx", "family",
-    "in_wheels": bool, "first_torch", "override"}; None for a target the file does not list
-    (not judged). ``gfx_target`` may carry ROCm's feature suffix ("gfx1010:xnack-")."""
+    "in_wheels": bool or None, "first_torch", "first_rocm", "rocm", "needs_rocm", "override"};
+    None for a target the file does not list (not judged). ``gfx_target`` may carry ROCm's
+    feature suffix ("gfx1010:xnack-").
+
+    Without a ``+rocmX.Y`` label, in_wheels says whether the release is at least the target's
+    first_torch. With one ("2.3.0+rocm5.7"), the per-release lists decide for that ROCm line:
+    gfx942 is in 2.3's rocm6.0 wheels, not its rocm5.7 ones (in_wheels False, needs_rocm "6.0");
+    in_wheels is None where the file records the target as unknown for the line (gfx1151 in 2.9's
+    rocm7.0 wheels). ``rocm`` is the label's ROCm version, ``needs_rocm`` the first ROCm line of
+    this release that carries the target when only the line is missing it."""
     if not isinstance(gfx_target, str):
         return None
     base = gfx_target.strip().lower().split(":", 1)[0]
@@ -609,8 +644,19 @@ def rocm_gfx_support(gfx_target: Any, torch_version: Any = None) -> Optional[dic
         if target["gfx"] == base:
             first, version = _version(target.get("first_torch")), _version(torch_version)
             in_wheels = first is not None and version is not None and version >= first
+            rocm, needs_rocm = _rocm_line(torch_version), None
+            if rocm is not None and version is not None:
+                found, carried = _rocm_wheel_carries(base, version, rocm)
+                if found:
+                    in_wheels = carried
+                    first_rocm = _version(target.get("first_rocm"))
+                    if carried is False and first is not None and version >= first \
+                            and first_rocm is not None and rocm < first_rocm:
+                        needs_rocm = str(target["first_rocm"])
             return {"gfx": base, "family": target.get("family"), "in_wheels": in_wheels,
-                    "first_torch": target.get("first_torch"), "override": target.get("override")}
+                    "first_torch": target.get("first_torch"), "first_rocm": target.get("first_rocm"),
+                    "rocm": str(rocm) if rocm is not None else None, "needs_rocm": needs_rocm,
+                    "override": target.get("override")}
     return None
 
 
