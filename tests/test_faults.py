@@ -1467,6 +1467,11 @@ ROWS_ELSEWHERE: dict[str, str] = {
     "env-secret-pass-pwd": "tests/test_redaction.py::test_secret_named_variables_from_the_environment",
     "ip-in-version-field": "tests/test_redaction.py::test_addresses_in_version_labelled_report_lines",
     "ticket-at-mention": "tests/test_ticket.py::test_mentions_from_the_facts_do_not_ping",
+    "gpu-index-2-40": "tests/test_pipeline_fuzz.py::test_gpu_rows_with_indices_far_apart_render",
+    "diff-path-with-markdown": "tests/test_pipeline_fuzz.py::test_diff_markdown_keeps_its_columns_whatever_a_path_holds",
+    "torch-version-with-fence": "tests/test_pipeline_fuzz.py::test_recommend_markdown_heading_takes_the_torch_version_as_text",
+    "diff-file-name-with-escapes": "tests/test_pipeline_fuzz.py::test_diff_names_are_shown_as_safe_text",
+    "pipeline-fuzz": "tests/test_pipeline_fuzz.py::test_pipeline_survives_hostile_input",
 }
 
 
