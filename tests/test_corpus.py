@@ -46,7 +46,9 @@ CATEGORY_RULES: dict[str, frozenset[str]] = {
     "library-shadowed": frozenset({"bundled-library-shadowed", "system-cudnn-shadows-bundled"}),
     # a CUDA extension beside torch has no code for the GPU while torch works
     "extension-mismatch": frozenset(
-        {"extension-arch-not-in-build", "flashinfer-without-kernels-for-gpu"}
+        {"extension-arch-not-in-build", "flashinfer-without-kernels-for-gpu",
+         "xformers-built-for-another-torch", "flash-attn-built-for-another-torch",
+         "flash-attn-without-kernels-for-gpu"}
     ),
 }
 

@@ -375,11 +375,9 @@ def test_pip_lists_of_the_reports():
     assert not _ids(report) & ECOSYSTEM_RULES
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "paste: xformers' own warning 'PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.0+cpu)' is read as "
-    "torch 2.1.2+cu121 (prose-torch), the build xformers wanted, not the installed torch; needs a "
-    "paste_patterns message entry that takes the '(you have ...)' version"))
 def test_xformers_warning_says_which_torch_is_installed():
+    """xformers' warning names the torch it was built for first and the installed one in
+    "(you have ...)": the installed one is the fact (paste_patterns.yaml, xformers-built-for)."""
     text = (  # facebookresearch/xformers#971, as pasted
         "python -m xformers.info\n"
         "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"

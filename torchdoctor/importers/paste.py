@@ -930,6 +930,7 @@ _TOOL_MESSAGES = {
     "nvcc-release": "nvcc",
     "ultralytics-banner": "tool banner",
     "hip-no-binary": "HIP error",
+    "xformers-built-for": "xformers warning",
 }
 _PATH_KINDS = {
     "site-packages-python": "site-packages path",
