@@ -35,10 +35,14 @@ def test_first_release_whose_compile_accepts_each_python(python, refused_by, fir
     assert after["supported"] is True and after["error"] is None
 
 
-def test_python_315_has_no_release_yet():
+def test_python_315_from_215():
+    # 2.14.1's torch/__init__.py:3181 refuses >= (3, 15); 2.15.0's __init__.py:3236 refuses >= (3, 16)
     s = tables.compile_python_support("2.13.0+cpu", "3.15.0")
-    assert (s["supported"], s["first_torch"], s["max_python"]) == (False, None, "3.14")
+    assert (s["supported"], s["first_torch"], s["max_python"]) == (False, "2.15", "3.14")
     assert s["error"] == "torch.compile is not supported on Python 3.15+"
+    assert tables.compile_python_support("2.15.0+cu132", "3.15.0")["supported"] is True
+    s = tables.compile_python_support("2.15.0+cu132", "3.16.0")
+    assert (s["supported"], s["first_torch"], s["error"]) == (False, None, "torch.compile is not supported on Python 3.16+")
 
 
 @pytest.mark.parametrize(
@@ -46,7 +50,7 @@ def test_python_315_has_no_release_yet():
     [
         ("1.13.1", "3.11"),  # no torch.compile at all (compile-needs-torch-2)
         ("2.4.0", "3.7"),  # a minor the table does not know
-        ("2.16.0.dev20261101", "3.15"),  # newer than the table was checked through
+        ("2.16.0.dev20261101", "3.16"),  # newer than the table was checked through
         ("garbage", "3.12"),
         ("2.4.0", None),
     ],

@@ -682,7 +682,7 @@ def test_wheels_supporting():
     assert tables.wheels_supporting(7.0, "2.11.0") == ["2.11+cu126"]
     assert tables.wheels_supporting(7.0, "2.10.0") == ["2.10+cu128", "2.10+cu126"]
     newest = tables.wheels_supporting(8.6)
-    assert newest[0] == "2.13+cu132" and "2.14+cu130" not in newest  # announced releases left out
+    assert newest[0] == "2.15+cu132" and not any(w.startswith("2.15+cu126") for w in newest)  # 2.15 dropped cu126
     assert tables.wheels_supporting(3.7)[0] == "2.7+cu118"
     assert tables.wheels_supporting(1.2) == []
     assert tables.wheels_supporting(None) is None
@@ -692,7 +692,7 @@ def test_wheels_supporting_leaves_out_builds_older_than_the_architecture():
     # Thor (11.0, CUDA >= 13.0): old wheels "reach" it only through compute_50 PTX (torch 1.3);
     # the x86_64 lists have no sm_110, so nothing is left; the aarch64 cu13x wheels have it.
     assert tables.wheels_supporting(11.0) == []
-    assert tables.wheels_supporting(11.0, platform="linux_aarch64")[:2] == ["2.13+cu132", "2.13+cu130"]
+    assert tables.wheels_supporting(11.0, platform="linux_aarch64")[:2] == ["2.15+cu132", "2.15+cu130"]
     assert tables.wheels_supporting(8.6, platform=None) == []  # macOS: no CUDA wheels
 
 
@@ -733,7 +733,7 @@ def test_wheel_for_prefers_the_users_release_then_what_the_driver_runs():
     w = tables.wheel_for(12.0, "570.124.04", "2.6.0+cu126")
     assert (w["build"], w["compat"], w["driver_min"]) == ("2.11+cu128", False, "570.26")
     # no driver known: the newest build for the GPU
-    assert tables.wheel_for(12.0, None, "2.6.0+cu126")["build"] == "2.13+cu132"
+    assert tables.wheel_for(12.0, None, "2.6.0+cu126")["build"] == "2.15+cu132"
     # a driver too old for every build: the user's own release, marked as not running
     w = tables.wheel_for(8.6, "400.0", "2.6.0+cu126")
     assert (w["build"], w["runs"]) == ("2.6+cu126", False)
@@ -826,7 +826,7 @@ def test_python_supported(torch, python, ok):
 
 @pytest.mark.parametrize(
     "torch, python",
-    [("9.9", "3.11"), ("2.13.0", None), (None, "3.11"), ("2.15.0", "3.11"), ("N/A", "3.7")],
+    [("9.9", "3.11"), ("2.13.0", None), (None, "3.11"), ("2.16.0", "3.11"), ("N/A", "3.7")],
 )
 def test_python_supported_unknown(torch, python):
     assert tables.python_supported(torch, python) is None
