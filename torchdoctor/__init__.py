@@ -6,7 +6,7 @@ functions import what they need when called.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from torchdoctor.version import __version__
 
 __all__ = ["__version__", "probe", "check", "recommend", "apply", "audit"]
 

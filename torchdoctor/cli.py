@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import click
 
-from torchdoctor import __version__
+from torchdoctor.version import __version__
 
 FAIL_ON = click.Choice(["error", "warning", "info", "never"])
 FORMATS = click.Choice(["terminal", "json", "markdown"])

@@ -18,8 +18,8 @@ from typing import Any, Iterator, Optional
 
 from pydantic import BaseModel
 
-from torchdoctor.render import md_cell as _md_cell
-from torchdoctor.render import show_value
+from torchdoctor.render.text import md_cell as _md_cell
+from torchdoctor.render.text import show_value
 from torchdoctor.facts import Facts, Unavailable
 
 RELEVANCE_FILE = "diff_relevance"
@@ -434,7 +434,7 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
     """GitHub Markdown for a ticket. Paths hold keys from the facts (an environment variable's
     name, a package's) and values hold any text: both are escaped so that no ``|`` adds a
     column, no backtick closes a code span and no ``@name`` notifies anyone."""
-    from torchdoctor.render import md_code, no_mentions
+    from torchdoctor.render.text import md_code, no_mentions
 
     def md_cell(text: str) -> str:
         return no_mentions(_md_cell(text))

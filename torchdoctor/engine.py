@@ -8,15 +8,14 @@ means a rule needs only the facts it actually reaches.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from packaging.version import Version
 from pydantic import BaseModel
 from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpression
 
-from torchdoctor import __version__, tables
+from torchdoctor import tables
+from torchdoctor.version import __version__
 from torchdoctor.errors import RuleConflictError, RuleFileError
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 from torchdoctor.report import (
@@ -31,16 +30,18 @@ from torchdoctor.report import (
 from torchdoctor.rules import PRECEDENCE_RANK, Expr, Rule
 from torchdoctor.safeio import clip
 from torchdoctor.settings import Registry, load_registry
+from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and tests name them here
+    BASE_FUNCTIONS,
+    NOT_FOR_RULES,
+    TABLE_FUNCTIONS,
+    FactUnavailable,
+    functions,
+    v,
+    vmajmin,
+)
 from torchdoctor.workload import Workload
 
 NO_WORKLOAD = "no workload declared (use `torchdoctor recommend --task ...` or --workload FILE)"
-
-
-class FactUnavailable(Exception):
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 # ----------------------------------------------------------------------------------------
@@ -202,76 +203,8 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> di
 
 
 # ----------------------------------------------------------------------------------------
-# functions available to conditions
+# functions available to conditions: torchdoctor/vocabulary.py (rules.py reads the names too)
 # ----------------------------------------------------------------------------------------
-
-
-def v(text: Any) -> Version:
-    """Parse a version for comparison; local labels (+cu121) and pre-releases are ignored."""
-    if text is None:
-        raise TypeError("v(None): the version is known to be absent")
-    try:
-        parsed = Version(str(text).strip())
-    except ValueError:  # InvalidVersion, or a release number over 4300 digits
-        raise FactUnavailable("version", f"unparseable version {clip(text)}") from None
-    return Version(parsed.base_version)
-
-
-def vmajmin(text: Any) -> Version:
-    """Major.minor of a version (``12.4.131`` -> 12.4)."""
-    parsed = v(text)
-    return Version(f"{parsed.major}.{parsed.minor}")
-
-
-
-
-NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list"})
-"""Public functions of tables.py that are loaders, not lookups for rules."""
-
-
-def _table_functions() -> tuple:
-    """Every public lookup of tables.py (the module's own plain functions, minus the loaders):
-    a new table function is available to conditions and messages without a second list to
-    keep in step (a rule naming a function that does not exist fails when it loads)."""
-    import types
-
-    return tuple(sorted(
-        name for name, value in vars(tables).items()
-        if type(value) is types.FunctionType and value.__module__ == tables.__name__
-        and not name.startswith("_") and name not in NOT_FOR_RULES
-    ))
-
-
-TABLE_FUNCTIONS = _table_functions()
-
-BASE_FUNCTIONS: dict[str, Any] = {
-    "v": v,
-    "vmajmin": vmajmin,
-    "len": len,
-    "min": min,
-    "max": max,
-    "any": any,
-    "all": all,
-    "sum": sum,
-    "abs": abs,
-    "int": int,
-    "float": float,
-    "str": str,
-    "round": round,
-    "floor": math.floor,
-    "ceil": math.ceil,
-    "sorted": sorted,
-    "set": set,
-    "list": list,
-    "bool": bool,
-}
-
-
-def functions() -> dict[str, Any]:
-    out = dict(BASE_FUNCTIONS)
-    for name in TABLE_FUNCTIONS:
-        out[name] = getattr(tables, name)
-    return out
 
 
 def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:

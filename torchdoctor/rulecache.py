@@ -66,7 +66,7 @@ def directory() -> Optional[Path]:
 
 
 def _code_fingerprint() -> bytes:
-    from torchdoctor import __version__
+    from torchdoctor.version import __version__
 
     here = Path(__file__).resolve().parent
     parts = [f"format={FORMAT}", f"torchdoctor={__version__}", f"python={sys.version}",

@@ -308,7 +308,7 @@ def called_functions(expr: str) -> set[str]:
 def message_names() -> frozenset:
     """Names a message template may read: the fact namespaces, workload, and the functions
     conditions have (the same set the engine passes when it renders)."""
-    from torchdoctor.engine import functions
+    from torchdoctor.vocabulary import functions
 
     return frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"}
 

@@ -178,17 +178,17 @@ _SET_TOO_LATE: dict[str, str] = {}
 
 def _probe_facts(torch_imported: bool) -> Facts:
     """Facts of this machine; torch facts in-process when torch is already imported."""
-    from torchdoctor import api
-
     in_process = None
     if torch_imported:
         try:
             from torchdoctor.probes.pytorch import facts_in_process as in_process  # type: ignore
         except ImportError:
             in_process = None
-    if in_process is None:
-        return api.probe()
     from torchdoctor.probes import ProbeContext, _run_one, collect
+    from torchdoctor.probes._sys import python_executable
+
+    if in_process is None:  # what torchdoctor.probe() does (api imports this module)
+        return collect(ProbeContext(python=python_executable()))
 
     def runner(name: str, ctx: ProbeContext) -> object:
         if name == "torch":

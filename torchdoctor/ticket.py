@@ -40,8 +40,8 @@ from pydantic import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable, is_xpu_build
 from torchdoctor.importers.collect_env import COULD_NOT_COLLECT
-from torchdoctor.render import ZWSP, md_code, no_mentions, show_value
-from torchdoctor.render import md_text as _md_text
+from torchdoctor.render.text import ZWSP, md_code, no_mentions, show_value
+from torchdoctor.render.text import md_text as _md_text
 from torchdoctor.report import SEVERITY_RANK, Report
 
 CNC = "Could not collect"
@@ -595,7 +595,7 @@ def md_prose(text: str) -> str:
 def finding_items(report: Report) -> list[dict[str, Any]]:
     """Errors first; each fix reflowed into paragraphs/list items (GitHub turns the rule
     file's hard line breaks into <br>)."""
-    from torchdoctor.render import CODE, reflow
+    from torchdoctor.render.text import CODE, reflow
 
     items = []
     for f in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
@@ -627,7 +627,7 @@ def skipped_groups(report: Report) -> list[tuple[str, list[str]]]:
 
 
 def _template() -> jinja2.Template:
-    from torchdoctor.render import templates
+    from torchdoctor.render.text import templates
 
     return templates().get_template("ticket.md.j2")
 

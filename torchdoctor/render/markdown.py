@@ -13,7 +13,7 @@ from torchdoctor.ticket import md_text
 
 @functools.lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    from torchdoctor.render import md_code, md_code_cell, no_mentions, templates
+    from torchdoctor.render.text import md_code, md_code_cell, no_mentions, templates
     from torchdoctor.ticket import md_text
 
     e = templates().overlay()
@@ -29,9 +29,9 @@ def render(report: Report, explain: bool = False, **_: object) -> str:
     """The report as GitHub Markdown; ``explain`` adds the recommendations that lost to
     another (under the setting that won) and the rules skipped for unknown facts."""
     from torchdoctor.facts import Unavailable
-    from torchdoctor.render import first_sentence
+    from torchdoctor.render.text import first_sentence
     from torchdoctor.render.terminal import summary_text
-    from torchdoctor.render import md_code
+    from torchdoctor.render.text import md_code
     from torchdoctor.ticket import md_prose, summary_line, verdict
 
     findings = report.displayed_findings()

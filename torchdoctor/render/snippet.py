@@ -1,7 +1,8 @@
 """Report.settings -> a Python setup snippet that runs as pasted (templates/setup.py.j2).
 
-Values come from the settings registry's typed rendering (``Setting.render``), never from
-user text; each statement is tagged with the rule that asked for it.
+The statements are the plan's own (``SettingRec.code``: written once by the engine from the
+settings registry's typed rendering, never from user text); this renderer only arranges them
+and tags each with the rule that asked for it. It imports nothing but the Report model.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 from typing import Optional
 
 from torchdoctor.report import Report
-from torchdoctor.settings import Registry, load_registry
 
 
 def _template():
-    from torchdoctor.render import templates
+    from torchdoctor.render.text import templates
 
     return templates().get_template("setup.py.j2")
 
@@ -25,16 +25,12 @@ def _tag(code: str, rule: str, indent: str = "") -> list[str]:
     return out
 
 
-def statements(report: Report, registry: Optional[Registry] = None) -> dict[str, list[str]]:
+def statements(report: Report) -> dict[str, list[str]]:
     """The plan's code (``SettingRec.code``, written by the engine) grouped as the snippet
     arranges it: environment first, then torch calls, CUDA-only calls, values for user code."""
     groups: dict[str, list[str]] = {"env": [], "torch": [], "cuda": [], "code": []}
     for rec in report.settings:
         code, kind, guard = rec.code, rec.kind, rec.guard
-        if not code:  # a Report made before plans carried their code
-            registry = registry or load_registry()
-            setting = registry[rec.key]
-            code, kind, guard = setting.render(rec.value, report.torch_version), setting.kind, setting.guard
         if kind == "env":
             groups["env"] += _tag(code, rec.rule)
         elif kind == "code":
@@ -46,10 +42,10 @@ def statements(report: Report, registry: Optional[Registry] = None) -> dict[str,
     return groups
 
 
-def render(report: Report, registry: Optional[Registry] = None) -> str:
-    from torchdoctor import __version__
+def render(report: Report) -> str:
+    from torchdoctor.version import __version__
 
-    groups = statements(report, registry)
+    groups = statements(report)
     workload = report.workload.model_dump(exclude_defaults=True) if report.workload else {}
     described = ", ".join(f"{k}={v}" for k, v in sorted(workload.items())) or "none declared"
     return _template().render(

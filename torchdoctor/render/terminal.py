@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.facts import Unavailable, is_xpu_build
-from torchdoctor.render import CODE, first_sentence, reflow, show_value
+from torchdoctor.render.text import CODE, first_sentence, reflow, show_value
 from torchdoctor.report import Report
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
