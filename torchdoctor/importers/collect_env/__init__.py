@@ -92,26 +92,26 @@ from torchdoctor.importers.collect_env.common import (
     NotAReport,
     Value,
     _bool,
-    _Ctx,
     _int,
     _leading_version,
     _looks_like_path,
     _model,
     _python_tuple,
     _release,
+    _Row,
     _said,
     _special,
     _u,
     cudnn_versions,
     same_release,
 )
+from torchdoctor.importers.collect_env.context import _Ctx
 from torchdoctor.importers.collect_env.cpu import _cpu_facts, _lscpu_key, _lscpu_norm
 from torchdoctor.importers.collect_env.gpu import _COUNT_PREFIX, _gpu_facts
 from torchdoctor.importers.collect_env.packages import (
     _norm_name,
     _packages_facts,
     _read_packages,
-    _Row,
     conda_python,
     provides_torch,
 )

@@ -1,22 +1,18 @@
 """What every part of the collect_env importer shares: the reasons it gives, its bounds, the
-value helpers (collect_env's special words, numbers, versions), cuDNN library names, and the
-context one report is read in."""
+value helpers (collect_env's special words, numbers, versions), cuDNN library names, one package
+row, and the helper that builds a facts model with every unstated field unavailable."""
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
 from torchdoctor.facts import Unavailable
 from torchdoctor.sanitize import too_many_digits
-
-if TYPE_CHECKING:  # annotations only
-    from torchdoctor.importers.collect_env.packages import _Row
-    from torchdoctor.importers.collect_env.scan import _Scan
 
 NOT_STATED = "not stated in the report"
 IMPLAUSIBLE_VERSION = "the report's version is not plausible (a number of more than 32 digits)"
@@ -232,7 +228,23 @@ def cudnn_versions(value: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------
-# the context one report is read in
+# one package row of the report (read by .packages)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Row:
+    name: str
+    version: Optional[str]
+    source: str  # report-pip | report-conda
+    build: Optional[str] = None
+    channel: Optional[str] = None
+    pip_like: bool = True  # a pip-installed distribution (pip row, or conda's <pip>/pypi)
+    note: Optional[str] = None  # why the version is missing
+
+
+# --------------------------------------------------------------------------------------
+# building the facts
 # --------------------------------------------------------------------------------------
 
 Value = Union[Unavailable, Any]
@@ -246,24 +258,3 @@ def _model(cls, default_reason: str, **values: Any):
         elif name not in ("index", "name"):
             data[name] = _u(default_reason)
     return cls(**data)
-
-
-@dataclass
-class _Ctx:
-    scan: _Scan
-    fields: dict[str, str]
-    torch_imported: Optional[bool] = None
-    torch_version: Optional[str] = None
-    python_version: Optional[str] = None
-    os_family: Optional[str] = None
-    pip: list[_Row] = field(default_factory=list)
-    conda: list[_Row] = field(default_factory=list)
-    pip_state: str = "absent"
-    conda_state: str = "absent"
-    conda_other_env: bool = False
-    import_error: Optional[tuple[str, str]] = None  # (exception type, message) pasted nearby
-    cuda_init_warning: Optional[str] = None  # torch's "CUDA initialization: ..." pasted nearby
-
-
-def _cudnn_text(ctx: _Ctx) -> str:
-    return "\n".join([ctx.fields.get("cudnn_version", ""), *ctx.scan.cudnn_lines])

@@ -15,11 +15,11 @@ from torchdoctor.importers.collect_env.common import (
     COULD_NOT_COLLECT,
     NOT_STATED,
     Value,
-    _Ctx,
     _int,
     _model,
     _u,
 )
+from torchdoctor.importers.collect_env.context import _Ctx
 
 # ---------------------------------------------------------------------------- cpu
 

@@ -18,12 +18,12 @@ from torchdoctor.importers.collect_env.common import (
     MAX_NAME_CHARS,
     NOT_STATED,
     Value,
-    _Ctx,
     _model,
     _said,
     _special,
     _u,
 )
+from torchdoctor.importers.collect_env.context import _Ctx
 from torchdoctor.importers.collect_env.pytorch import _hip_build
 from torchdoctor.importers.collect_env.scan import _GPU_LINE, driver_cuda_version
 

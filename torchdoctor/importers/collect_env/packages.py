@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from torchdoctor.facts import Distribution, PackagesFacts
@@ -12,14 +11,15 @@ from torchdoctor.importers.collect_env.common import (
     IMPLAUSIBLE_VERSION,
     NOT_STATED,
     Value,
-    _Ctx,
     _model,
     _python_tuple,
     _release,
+    _Row,
     _special,
     _u,
     same_release,
 )
+from torchdoctor.importers.collect_env.context import _Ctx
 from torchdoctor.sanitize import too_many_digits
 
 # --------------------------------------------------------------------------------------
@@ -55,17 +55,6 @@ def provides_torch(name: str) -> bool:
     """Whether a distribution of this (normalised) name installs the ``torch`` module.
     Metapackages such as ``pytorch-cuda``, ``pytorch-mutex`` or ``cpuonly`` do not."""
     return bool(_TORCH_PROVIDER.fullmatch(name))
-
-
-@dataclass
-class _Row:
-    name: str
-    version: Optional[str]
-    source: str  # report-pip | report-conda
-    build: Optional[str] = None
-    channel: Optional[str] = None
-    pip_like: bool = True  # a pip-installed distribution (pip row, or conda's <pip>/pypi)
-    note: Optional[str] = None  # why the version is missing
 
 
 def _listing_state(rows: list[str]) -> str:

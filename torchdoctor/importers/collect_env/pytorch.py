@@ -13,11 +13,10 @@ from torchdoctor.importers.collect_env.common import (
     TORCH_NOT_IMPORTED,
     Value,
     _bool,
-    _cudnn_text,
-    _Ctx,
     _leading_version,
     _model,
     _release,
+    _Row,
     _said,
     _several_values,
     _special,
@@ -25,7 +24,8 @@ from torchdoctor.importers.collect_env.common import (
     cudnn_versions,
     same_release,
 )
-from torchdoctor.importers.collect_env.packages import _Row, provides_torch
+from torchdoctor.importers.collect_env.context import _Ctx, _cudnn_text
+from torchdoctor.importers.collect_env.packages import provides_torch
 from torchdoctor.sanitize import too_many_digits
 
 # ---------------------------------------------------------------------------- torch

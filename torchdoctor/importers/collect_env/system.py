@@ -11,8 +11,6 @@ from torchdoctor.importers.collect_env.common import (
     COULD_NOT_COLLECT,
     NOT_STATED,
     Value,
-    _cudnn_text,
-    _Ctx,
     _int,
     _leading_version,
     _model,
@@ -23,6 +21,7 @@ from torchdoctor.importers.collect_env.common import (
     _u,
     cudnn_versions,
 )
+from torchdoctor.importers.collect_env.context import _Ctx, _cudnn_text
 from torchdoctor.importers.collect_env.pytorch import _is_running
 
 # ---------------------------------------------------------------------------- system
