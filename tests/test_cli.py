@@ -332,6 +332,14 @@ def test_recommend_help_lists_every_preset_and_stays_light():
         assert name in help_text, name
 
 
+def test_help_reads_the_task_names_the_loader_reads():
+    """`recommend --help` reads tasks.yaml without yaml: the same names, in the same order."""
+    from torchdoctor.cli import task_names
+    from torchdoctor.workload import load_tasks
+
+    assert task_names() == list(load_tasks())
+
+
 def test_columns_is_honoured_when_piped(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "T4",

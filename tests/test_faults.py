@@ -575,9 +575,9 @@ def test_output_onto_a_fifo_is_written_through_it(capsys, facts_file, tmp_path, 
 @POSIX_ONLY
 @one_row("output-fifo-without-a-reader")
 def test_output_onto_a_fifo_nobody_reads(capsys, monkeypatch, facts_file, tmp_path, fault):
-    import torchdoctor.cli
+    import torchdoctor.cli_io
 
-    monkeypatch.setattr(torchdoctor.cli, "FIFO_WAIT_S", 0.2)
+    monkeypatch.setattr(torchdoctor.cli_io, "FIFO_WAIT_S", 0.2)
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     r = cli(capsys, "check", "--facts", facts_file, "--output", fifo, limit=30)
@@ -667,7 +667,7 @@ def test_output_through_a_symlink_replaces_the_target_and_keeps_the_link(capsys,
 )
 def test_output_failure_leaves_no_temp_file(capsys, monkeypatch, facts_file, tmp_path, failure, code,
                                             words):
-    import torchdoctor.cli
+    import torchdoctor.cli_io
 
     previous = tmp_path / "report.md"
     previous.write_text("the report of last week\n")
@@ -678,7 +678,7 @@ def test_output_failure_leaves_no_temp_file(capsys, monkeypatch, facts_file, tmp
         written.append(fd)
         raise failure
 
-    monkeypatch.setattr(torchdoctor.cli, "_write_all", write_all)
+    monkeypatch.setattr(torchdoctor.cli_io, "_write_all", write_all)
     r = cli(capsys, "check", "--facts", facts_file, "--output", previous)
     no_traceback(r)
     assert written and r.code == code and r.out == ""

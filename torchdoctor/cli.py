@@ -17,67 +17,30 @@ from typing import Any, Optional, Sequence
 
 import click
 
+from torchdoctor.cli_io import (  # noqa: F401 - Abort, StdoutClosed, MAX_MESSAGE_CHARS: used by tests
+    EXIT_STDOUT_CLOSED,
+    MAX_MESSAGE_CHARS,
+    Abort,
+    StdoutClosed,
+    click_saw_epipe,
+    emit,
+    error,
+    message,
+    note,
+    raised_by_click_echo,
+    read_input,
+    redact_messages,
+    silence_stdout,
+    stderr,
+    stdout_write,
+    terminal_style,
+    warn,
+)
 from torchdoctor.version import __version__
 
 FAIL_ON = click.Choice(["error", "warning", "info", "never"])
 FORMATS = click.Choice(["terminal", "json", "markdown"])
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-class Abort(Exception):
-    """Raised inside commands to exit 2 with one line on stderr."""
-
-
-class StdoutClosed(Exception):
-    """stdout's reader went away (EPIPE): exit 141 quietly, as Unix tools do."""
-
-
-EXIT_STDOUT_CLOSED = 141
-MAX_MESSAGE_CHARS = 500
-"""The longest line of a message torchdoctor prints on stderr (longer ones are cut)."""
-_redact_stderr = True
-"""Messages on stderr are redacted like the report, unless --no-redact was given."""
-
-
-def _message(msg: str) -> str:
-    """A message for stderr: redacted (secrets echoed from an input file stay out of CI
-    logs) and every line cut to MAX_MESSAGE_CHARS."""
-    msg = str(msg)
-    if len(msg) > 1 << 20:  # bound the redaction's (linear) work; only the ends are shown
-        msg = msg[: 1 << 19] + "\n" + msg[-(1 << 19):]
-    if _redact_stderr:
-        from torchdoctor.redact import redact_text
-
-        msg = redact_text(msg)
-    return "\n".join(_cut(line) for line in msg.split("\n"))
-
-
-def _cut(line: str) -> str:
-    """A line of at most MAX_MESSAGE_CHARS: cut in the middle, where a long path or value is,
-    so that both what is named (the start) and the reason (the end) stay."""
-    if len(line) <= MAX_MESSAGE_CHARS:
-        return line
-    head = MAX_MESSAGE_CHARS * 3 // 5
-    return line[:head] + "…" + line[len(line) - (MAX_MESSAGE_CHARS - head - 1):]
-
-
-def _stderr(line: str) -> None:
-    try:
-        click.echo(line, err=True)
-    except OSError:  # stderr closed or full: nowhere left to say anything
-        pass
-
-
-def _err(msg: str) -> None:
-    _stderr(f"torchdoctor: error: {_message(msg)}")
-
-
-def _warn(msg: str) -> None:
-    _stderr(f"torchdoctor: warning: {_message(msg)}")
-
-
-def _note(msg: str) -> None:
-    _stderr(f"torchdoctor: note: {_message(msg)}")
 
 
 # ----------------------------------------------------------------------------------------
@@ -147,17 +110,6 @@ def rules_options(f):
 # plumbing
 # ----------------------------------------------------------------------------------------
 
-MAX_INPUT_BYTES = 5 * 1024 * 1024
-
-
-def read_input(name: str) -> bytes:
-    """Read a user file (or '-' for stdin) of at most MAX_INPUT_BYTES: a regular file only
-    (a FIFO with no writer, /dev/zero or a directory is refused at once with one line)."""
-    from torchdoctor.safeio import read_bounded
-
-    return read_bounded(name, MAX_INPUT_BYTES)
-
-
 def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
                  timeout: float, debug: bool):
     from torchdoctor.facts import Facts
@@ -177,13 +129,11 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
         except ReportError as exc:
             raise Abort(str(exc)) from None
         if facts_file and facts.origin == "report":
-            _warn(f"{facts_file} is a collect_env report, not torchdoctor JSON; read it as a report")
+            warn(f"{facts_file} is a collect_env report, not torchdoctor JSON; read it as a report")
         return facts
-    from torchdoctor.probes import ProbeContext, collect
+    from torchdoctor.probes import ProbeContext, collect, python_executable
 
-    from torchdoctor.probes import _sys
-
-    ctx = ProbeContext(python=target_python(python) or _sys.python_executable(), timeout=timeout,
+    ctx = ProbeContext(python=target_python(python) or python_executable(), timeout=timeout,
                        debug=debug)
     facts: Facts = collect(ctx)
     return facts
@@ -194,9 +144,9 @@ def prestart(facts_file: Optional[str], from_report: Optional[str], python: Opti
     """Start the torch child first: our own imports then overlap with its `import torch`."""
     if facts_file or from_report:
         return
-    from torchdoctor.probes import _prestart, _sys
+    from torchdoctor.probes import python_executable, start_torch_child
 
-    _prestart.start(target_python(python) or _sys.python_executable(), timeout)
+    start_torch_child(target_python(python) or python_executable(), timeout)
 
 
 _CHECKED_PYTHONS: dict = {}
@@ -215,10 +165,10 @@ def target_python(python: Optional[str]) -> Optional[str]:
         raise Abort(f"--python {python}: no such interpreter")
     if not os.access(path, os.X_OK):
         raise Abort(f"--python {python}: not executable")
-    from torchdoctor.probes import _sys
+    from torchdoctor.probes import run_command
 
-    _sys.reopen()  # a new run: an earlier one in this process (a test, the API) closed the seam
-    done = _sys.run([path, "-c", "import sys; print(sys.hexversion)"], timeout=15)
+    # reopens the seam: an earlier run in this process (a test, the API) closed it
+    done = run_command([path, "-c", "import sys; print(sys.hexversion)"], timeout=15)
     if done.timed_out:
         raise Abort(f"--python {python}: did not answer within 15 s")
     if not done.ok or not done.stdout.strip().isdigit():
@@ -237,229 +187,11 @@ def load_all_rules(rules_dirs: Sequence[str]):
 
 def maybe_redact(report_or_facts: Any, no_redact: bool):
     if no_redact:
-        _warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
+        warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
         return report_or_facts
     from torchdoctor.redact import redact_report
 
     return redact_report(report_or_facts)
-
-
-def emit(text: str, output: Optional[str], inputs: Sequence[Optional[str]] = ()) -> None:
-    """Write the report to stdout, or to --output (never clobbering an input).
-
-    A regular file (or a new path) is replaced atomically: a temporary file made with
-    ``mkstemp`` (O_EXCL, never following a symlink) beside it, given the old file's mode,
-    then renamed over it; the temporary file is removed on any failure, Ctrl-C included.
-    A symlink to a regular file is followed: its target is replaced and the link kept.
-    A character device (/dev/null, a terminal) or a FIFO is written in place, never
-    replaced; a FIFO with no reader is refused after FIFO_WAIT_S. Directories, sockets and
-    block devices are refused.
-    """
-    if not output or output == "-":
-        _stdout_write(text)
-        return
-    import stat
-
-    _check_link(output)
-    real_out = os.path.realpath(output)
-    for name in inputs:
-        if name and name != "-" and os.path.exists(name) and os.path.realpath(name) == real_out:
-            raise Abort(f"--output {output} is also an input file; refusing to overwrite it")
-    data = text.encode("utf-8")
-    try:
-        st: Optional[os.stat_result] = os.stat(real_out)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
-            _write_in_place(output, real_out, data, fifo=stat.S_ISFIFO(st.st_mode))
-            return
-        raise Abort(f"--output {output}: {_file_kind(st.st_mode)}; write the report to a file, "
-                    "a FIFO or stdout")
-    _write_atomically(output, real_out, data, st)
-
-
-def _check_link(output: str) -> None:
-    """--output that is a symlink: followed only to an existing file, and not when the link
-    belongs to someone else in a sticky world-writable directory (/tmp): the rule the kernel's
-    fs.protected_symlinks applies to open(), which a rename would otherwise bypass."""
-    import stat
-
-    try:
-        link = os.lstat(output)
-    except OSError:
-        return
-    if not stat.S_ISLNK(link.st_mode):
-        return
-    if not os.path.exists(output):
-        raise Abort(f"--output {output}: a symbolic link to nothing; refusing to create its target")
-    try:
-        parent = os.stat(os.path.dirname(os.path.abspath(output)))
-    except OSError:
-        return
-    shared = parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH
-    if shared and hasattr(os, "geteuid") and link.st_uid not in (os.geteuid(), parent.st_uid):
-        raise Abort(f"--output {output}: a symbolic link of another user in a shared directory; "
-                    "refusing to follow it")
-
-
-FIFO_WAIT_S = 5.0
-"""How long --output FIFO waits for a reader to open the FIFO's other end."""
-
-
-def _file_kind(mode: int) -> str:
-    import stat
-
-    for test, kind in ((stat.S_ISDIR, "is a directory"), (stat.S_ISSOCK, "is a socket"),
-                       (stat.S_ISBLK, "is a block device")):
-        if test(mode):
-            return kind
-    return "is not a regular file"
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _write_in_place(output: str, real_out: str, data: bytes, fifo: bool) -> None:
-    """Write to a character device or FIFO as it is (no temporary file, no rename): opened
-    without blocking, so a FIFO nobody reads is refused instead of waiting for ever."""
-    import time
-
-    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_NOCTTY", 0)
-    deadline = time.monotonic() + FIFO_WAIT_S
-    while True:
-        try:
-            fd = os.open(real_out, flags)
-            break
-        except OSError as exc:
-            import errno
-
-            if fifo and exc.errno == errno.ENXIO:  # no reader at the other end (yet)
-                if time.monotonic() < deadline:
-                    time.sleep(0.05)
-                    continue
-                raise Abort(f"--output {output}: a FIFO that nobody reads (waited {FIFO_WAIT_S:g} s "
-                            "for a reader)") from None
-            raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    try:
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)  # a reader is there: write all of it, as `cat > FIFO` does
-        _write_all(fd, data)
-    except OSError as exc:
-        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(output: str, real_out: str, data: bytes, st: Optional[os.stat_result]) -> None:
-    import tempfile
-
-    directory, base = os.path.split(real_out)
-    directory = directory or "."
-    mode = (st.st_mode & 0o777) if st is not None else (0o666 & ~_umask())
-    tmp: Optional[str] = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base[:64]}.", suffix=".torchdoctor.tmp", dir=directory)
-        try:
-            if hasattr(os, "fchmod"):
-                os.fchmod(fd, mode)  # mkstemp made it 0600
-            if st is not None and hasattr(os, "fchown") and hasattr(os, "geteuid") and os.geteuid() == 0:
-                try:  # root rewriting someone's report keeps it theirs
-                    os.fchown(fd, st.st_uid, st.st_gid)
-                except OSError:
-                    pass
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, real_out)
-        tmp = None
-    except OSError as exc:
-        raise Abort(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None:  # any failure, Ctrl-C and SIGTERM included
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def _umask() -> int:
-    """The process umask (what a plain open() would apply to a new file)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # no /proc: read it by setting it (and put it back at once)
-    os.umask(mask)
-    return mask
-
-
-def _stdout_write(text: str) -> None:
-    """The report on stdout. Its reader gone (EPIPE) -> StdoutClosed; any other failure
-    (ENOSPC: ``> /dev/full``) -> one line, exit 2. Either way stdout is then pointed at
-    /dev/null, so that the interpreter's last flush has nothing left to fail on."""
-    stream = sys.stdout
-    try:
-        try:
-            stream.write(text)
-        except UnicodeEncodeError:
-            # a locale without UTF-8 (LANG=C on old Pythons): degrade characters, keep the report
-            data = text.encode(getattr(stream, "encoding", None) or "ascii", errors="replace")
-            stream.flush()
-            stream.buffer.write(data)
-        stream.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-        raise StdoutClosed() from None
-    except OSError as exc:
-        _silence_stdout()
-        raise Abort(f"cannot write the report to stdout: {exc.strerror or exc}") from None
-
-
-def _raised_by_click_echo(exc: BaseException) -> bool:
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_name == "echo" and os.path.basename(os.path.dirname(code.co_filename)) == "click":
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def _click_saw_epipe() -> bool:
-    """click swallows EPIPE on its own output by wrapping the streams and exiting 1; undo the
-    wrapping (a later run in this process gets the real streams) and say it happened."""
-    seen = False
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if type(stream).__name__ == "_PacifyFlushWrapper":
-            setattr(sys, name, stream.wrapped)
-            seen = True
-    if seen:
-        _silence_stdout()
-    return seen
-
-
-def _silence_stdout() -> None:
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
-        return
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
-        os.close(devnull)
-    except OSError:
-        pass
 
 
 def render_report(report, fmt: str, explain: bool = False) -> str:
@@ -471,26 +203,6 @@ def render_report(report, fmt: str, explain: bool = False) -> str:
     if fmt == "markdown":
         return render(report, fmt, explain=explain)
     return render(report, fmt)
-
-
-def terminal_style(max_width: int) -> tuple[bool, int]:
-    """Colour only on a terminal without NO_COLOR (any non-empty value, no-color.org).
-    Width: COLUMNS when set (also when piped, as shutil.get_terminal_size reads it), else the
-    terminal's width, else 100; never one too narrow to render (some CI ptys report 0)."""
-    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    width = 100
-    columns = 0
-    env_columns = os.environ.get("COLUMNS", "").strip()
-    if env_columns.isdigit() and int(env_columns) >= 40:
-        columns = int(env_columns)
-    elif sys.stdout.isatty():
-        try:
-            columns = os.get_terminal_size(sys.stdout.fileno()).columns
-        except OSError:
-            columns = 0
-    if columns >= 40:
-        width = min(columns, max_width)
-    return color, width
 
 
 def summary_line(report) -> str:
@@ -528,7 +240,7 @@ def cli(ctx: click.Context) -> None:
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
     """
     if ctx.invoked_subcommand is None:
-        _stdout_write(ctx.get_help() + "\n")
+        stdout_write(ctx.get_help() + "\n")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -549,7 +261,7 @@ def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
     report = maybe_redact(report, no_redact)
     emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report])
     if fmt != "terminal" or output:
-        _stderr(f"torchdoctor check: {summary_line(report)}")
+        stderr(f"torchdoctor check: {summary_line(report)}")
     sys.exit(int(exit_code(report, fail_on)))
 
 
@@ -592,18 +304,39 @@ WORKLOAD_FLAGS = {
 
 
 def task_names() -> list[str]:
-    """The presets of rules/tasks.yaml, read as text: `recommend --help` lists them without
-    importing yaml or pydantic (the file keeps one `  name:` line per task under `tasks:`)."""
-    import re
-
+    """The presets of rules/tasks.yaml, for `recommend --help`, which imports neither yaml nor
+    pydantic (help stays light). Not a YAML parser: a line reader of the one shape the file is
+    written in, block style: a top-level ``tasks:`` whose keys, one indentation level under
+    it, are the names. It stops at the first line it does not understand (a flow mapping, a
+    quoted or unusual key), and tests/test_cli.py checks that it reads exactly the names
+    ``workload.load_tasks`` reads."""
     from torchdoctor.paths import default_rules_dir
 
     try:
         text = (default_rules_dir() / "tasks.yaml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    body = re.search(r"^tasks:[ \t]*(?:#.*)?\n((?:(?:[ \t].*|#.*|)\n?)*)", text, re.MULTILINE)
-    return re.findall(r"^  ([A-Za-z0-9][\w.-]*):", body.group(1), re.MULTILINE) if body else []
+    names: list[str] = []
+    inside, level = False, 0
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        depth = len(line) - len(body)
+        if depth == 0:
+            if inside:
+                break  # the next top-level key: the table is over
+            inside = body.split("#", 1)[0].strip() == "tasks:"
+        elif inside:
+            level = level or depth
+            if depth < level:
+                break
+            if depth == level:
+                name, colon, _ = body.partition(":")
+                if not colon or not name or not all(c.isalnum() or c in "-_." for c in name):
+                    break
+                names.append(name)
+    return names
 
 
 class RecommendCommand(click.Command):
@@ -698,7 +431,7 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
     else:
         workload = build_workload(task=task, overrides=overrides, source="command line")
     for notice in notices:
-        _note(notice)
+        note(notice)
     rules = load_all_rules(rules_dirs)
     if gpu_name:
         from torchdoctor.synthetic import facts_for_gpu
@@ -715,11 +448,8 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
     else:
         emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report, workload_file])
         if fmt != "terminal" or output:
-            _stderr(f"torchdoctor recommend: {summary_line(report)}")
+            stderr(f"torchdoctor recommend: {summary_line(report)}")
     sys.exit(int(exit_code(report, fail_on)))
-
-
-# --- report and diff commands (issue 5) : BEGIN ---
 
 
 @cli.command("report", context_settings=CONTEXT)
@@ -754,7 +484,7 @@ def report_cmd(facts_file, from_report, python, timeout, rules_dirs, ignore, fmt
         text = render_ticket(report)
     emit(text, output, [facts_file, from_report])
     if output and output != "-":
-        _stderr(f"torchdoctor report: wrote {output} ({summary_line(report)})")
+        stderr(f"torchdoctor report: wrote {output} ({summary_line(report)})")
     sys.exit(0)
 
 
@@ -794,7 +524,7 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
         raise Abort("only one of A and B can be '-' (stdin)")
     a, b = _load_side(left), _load_side(right)
     if no_redact:
-        _warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
+        warn("--no-redact: the output may contain user names, host names, UUIDs and secrets")
     else:
         from torchdoctor.redact import redact_report
 
@@ -817,11 +547,8 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     if fmt != "terminal" or output:
         from torchdoctor.diff import headline
 
-        _stderr(f"torchdoctor diff: {headline(result)}")
+        stderr(f"torchdoctor diff: {headline(result)}")
     sys.exit(result.exit_code)
-
-
-# --- report and diff commands (issue 5) : END ---
 
 
 # ----------------------------------------------------------------------------------------
@@ -843,11 +570,11 @@ def rules_list(rules_dirs, fmt) -> None:
     if fmt == "json":
         import json
 
-        _stdout_write(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
+        stdout_write(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
                                    "precedence": r.precedence, "summary": r.summary} for r in loaded],
                                  indent=2) + "\n")
         return
-    _stdout_write("".join(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}\n" for r in loaded))
+    stdout_write("".join(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}\n" for r in loaded))
 
 
 @rules.command("explain")
@@ -875,7 +602,7 @@ def rules_explain(rule_id, rules_dirs) -> None:
 
         Console().print(Markdown(text))
     else:
-        _stdout_write(text)
+        stdout_write(text)
 
 
 @rules.command("test")
@@ -901,7 +628,7 @@ def rules_test(paths) -> None:
             if res.xfail:
                 if res.passed:
                     failed += 1
-                    _stdout_write(f"XPASS {label}: known gap now passes; remove its xfail\n")
+                    stdout_write(f"XPASS {label}: known gap now passes; remove its xfail\n")
                 else:
                     xfailed += 1
                 continue
@@ -909,8 +636,8 @@ def rules_test(paths) -> None:
                 passed += 1
             else:
                 failed += 1
-                _stdout_write(f"FAIL {label}: {res.detail}\n")
-    _stdout_write(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)\n")
+                stdout_write(f"FAIL {label}: {res.detail}\n")
+    stdout_write(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)\n")
     sys.exit(1 if failed else 0)
 
 
@@ -919,7 +646,7 @@ def rules_schema() -> None:
     """Print the JSON schema of rule files (rules/schema.json)."""
     from torchdoctor.rules import rule_schema_text
 
-    _stdout_write(rule_schema_text())
+    stdout_write(rule_schema_text())
 
 
 # ----------------------------------------------------------------------------------------
@@ -928,14 +655,13 @@ def rules_schema() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    global _redact_stderr
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     # No third-party pydantic plugin runs inside torchdoctor: plugins observe the validation of
     # hostile input, and finding them scans every installed distribution's entry points
     # (about 30 ms of every run with torch's dependencies installed).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    _redact_stderr = "--no-redact" not in args
+    redact_messages("--no-redact" not in args)
     _exit_on_sigterm()
     try:
         return _main(args, debug)
@@ -963,18 +689,18 @@ def _main(args: list[str], debug: bool) -> int:
         cli.main(args=args, prog_name="torchdoctor", standalone_mode=False)
     except (StdoutClosed, BrokenPipeError):
         # the reader of our output went away (`| head -1`): say nothing, as Unix tools do
-        _silence_stdout()
+        silence_stdout()
         return EXIT_STDOUT_CLOSED
     except SystemExit as exc:
-        if _click_saw_epipe():  # click's own output (--help, --version) hit a closed stdout
+        if click_saw_epipe():  # click's own output (--help, --version) hit a closed stdout
             return EXIT_STDOUT_CLOSED
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     except click.exceptions.Abort:
-        _stderr("torchdoctor: interrupted")
+        stderr("torchdoctor: interrupted")
         return 130
     except KeyboardInterrupt:
-        _stderr("torchdoctor: interrupted")
+        stderr("torchdoctor: interrupted")
         return 130
     except click.ClickException as exc:
         import io
@@ -982,27 +708,27 @@ def _main(args: list[str], debug: bool) -> int:
         shown = io.StringIO()
         exc.show(file=shown)  # click's usage framing, then its message: redacted and cut
         for line in shown.getvalue().rstrip("\n").split("\n"):
-            _stderr(_message(line))
+            stderr(message(line))
         return 2
     except Abort as exc:
         if debug:
             raise
-        _err(str(exc))
+        error(str(exc))
         return 2
     except Exception as exc:  # noqa: BLE001 - the one place broad exceptions are caught
         from torchdoctor.errors import UserError
 
         if debug:
             raise
-        if isinstance(exc, OSError) and _raised_by_click_echo(exc):
+        if isinstance(exc, OSError) and raised_by_click_echo(exc):
             # click's own output (--help, --version) on a full stdout; stderr never gets here
-            # (every stderr line goes through _stderr, which swallows its errors)
-            _silence_stdout()
-            _err(f"cannot write the report to stdout: {exc.strerror or exc}")
+            # (every stderr line goes through stderr, which swallows its errors)
+            silence_stdout()
+            error(f"cannot write the report to stdout: {exc.strerror or exc}")
         elif isinstance(exc, UserError):
-            _err(str(exc))
+            error(str(exc))
         else:
-            _err(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)")
+            error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)")
         return 2
     return 0
 

@@ -184,8 +184,7 @@ def _probe_facts(torch_imported: bool) -> Facts:
             from torchdoctor.probes.pytorch import facts_in_process as in_process  # type: ignore
         except ImportError:
             in_process = None
-    from torchdoctor.probes import ProbeContext, _run_one, collect
-    from torchdoctor.probes._sys import python_executable
+    from torchdoctor.probes import ProbeContext, collect, python_executable, run_one
 
     if in_process is None:  # what torchdoctor.probe() does (api imports this module)
         return collect(ProbeContext(python=python_executable()))
@@ -193,7 +192,7 @@ def _probe_facts(torch_imported: bool) -> Facts:
     def runner(name: str, ctx: ProbeContext) -> object:
         if name == "torch":
             return in_process()
-        return _run_one(name, ctx)
+        return run_one(name, ctx)
 
     return collect(ProbeContext(), runner=runner)
 

@@ -67,15 +67,41 @@ PROBE_MODULES: dict[str, str] = {
 }
 
 
-def _run_one(name: str, ctx: ProbeContext):
+def run_one(name: str, ctx: ProbeContext):
+    """One namespace's probe: what :func:`collect` runs for each (a caller's ``runner`` may
+    answer some namespaces itself and delegate the others here)."""
     module = importlib.import_module(PROBE_MODULES[name])
     return module.probe(ctx)
+
+
+def python_executable() -> str:
+    """The interpreter probed when none is named: this one."""
+    from torchdoctor.probes import _sys
+
+    return _sys.python_executable()
+
+
+def run_command(argv: Sequence[str], timeout: float):
+    """Run a command through the one seam to the machine (bounded output, a timeout, killed
+    with the run) for a new run: the seam is reopened first. Returns ``_sys.Completed``."""
+    from torchdoctor.probes import _sys
+
+    _sys.reopen()
+    return _sys.run(list(argv), timeout=timeout)
+
+
+def start_torch_child(python: str, timeout: float) -> None:
+    """Start the torch child now, so that the caller's own imports overlap its ``import
+    torch`` (:mod:`torchdoctor.probes._prestart`; the torch probe takes it over)."""
+    from torchdoctor.probes import _prestart
+
+    _prestart.start(python, timeout)
 
 
 def collect(
     ctx: Optional[ProbeContext] = None,
     only: Optional[Sequence[str]] = None,
-    runner: Callable[[str, ProbeContext], object] = _run_one,
+    runner: Callable[[str, ProbeContext], object] = run_one,
 ) -> "Facts":
     """Run the probes concurrently and assemble :class:`Facts`."""
     from torchdoctor.facts import NAMESPACES, Facts, Unavailable
