@@ -60,12 +60,17 @@ LSCPU_KEYS = frozenset(
 """The English lscpu labels (lower case) a translation may stand for: the keys _cpu_facts reads."""
 
 
-@functools.lru_cache(maxsize=4)
 def lscpu_labels(directory: Optional[str] = None) -> dict[str, dict[str, str]]:
     """Language -> {translated label: English lscpu label in lower case}, from
     ``rules/data/lscpu_labels.yaml`` (the msgstr of util-linux's po files), checked: every
     language names its source, every label is a non-empty string without a colon, every key
     is one of :data:`LSCPU_KEYS`, and one normalised label has one meaning."""
+    return _lscpu_table(directory)[0]
+
+
+@functools.lru_cache(maxsize=4)
+def _lscpu_table(directory: Optional[str] = None) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(the labels by language, normalised label -> key), checked once."""
     data = tables.load(LSCPU_FILE, directory)
     where = f"{directory or 'rules/data'}/{LSCPU_FILE}.yaml"
     languages = data.get("languages") if isinstance(data, dict) else None
@@ -90,20 +95,15 @@ def lscpu_labels(directory: Optional[str] = None) -> dict[str, dict[str, str]]:
             if seen.setdefault(_lscpu_norm(label), key) != key:
                 raise tables.DataFileError(f"{where}: {lang}: {label!r} means two things")
         out[lang] = dict(labels)
-    return out
+    return out, seen
 
 
 def _lscpu_norm(label: str) -> str:
     return " ".join(unicodedata.normalize("NFC", label).split()).casefold()
 
 
-@functools.lru_cache(maxsize=1)
 def _lscpu_index() -> dict[str, str]:
-    return {
-        _lscpu_norm(label): key
-        for labels in lscpu_labels().values()
-        for label, key in labels.items()
-    }
+    return _lscpu_table()[1]
 
 
 def _lscpu_key(label: str) -> str:
