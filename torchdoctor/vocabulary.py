@@ -1,5 +1,5 @@
 """The vocabulary of rule conditions and messages: the functions they may call (``v``,
-``vmajmin``, builtins, and every public lookup of ``tables.py``) and the exception an
+``vmajmin``, builtins, and every public lookup of the ``tables`` package) and the exception an
 unavailable fact raises inside an expression.
 
 Its own module so that ``rules.py`` (which checks the names a message may use when a rule
@@ -46,18 +46,20 @@ def vmajmin(text: Any) -> Version:
 
 
 NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list"})
-"""Public functions of tables.py that are loaders, not lookups for rules."""
+"""Public functions of the tables package that are loaders, not lookups for rules."""
 
 
 def _table_functions() -> tuple:
-    """Every public lookup of tables.py (the module's own plain functions, minus the loaders):
+    """Every public lookup of the tables package (the plain functions its modules define and
+    the package exports, minus the loaders):
     a new table function is available to conditions and messages without a second list to
     keep in step (a rule naming a function that does not exist fails when it loads)."""
     import types
 
     return tuple(sorted(
         name for name, value in vars(tables).items()
-        if type(value) is types.FunctionType and value.__module__ == tables.__name__
+        if type(value) is types.FunctionType
+        and (value.__module__ == tables.__name__ or value.__module__.startswith(tables.__name__ + "."))
         and not name.startswith("_") and name not in NOT_FOR_RULES
     ))
 
