@@ -206,16 +206,10 @@ def render_report(report, fmt: str, explain: bool = False) -> str:
 
 
 def summary_line(report) -> str:
-    c = report.counts()
-    text = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)"
-    # in `check` the workload rules are not evaluated by design: not worth a "skipped"
-    skipped = report.fact_skipped() if report.workload is None else report.skipped
-    if skipped:
-        from collections import Counter
+    """The status line on stderr (one implementation: render/summary.py)."""
+    from torchdoctor.render.summary import status_line
 
-        top, n = Counter(s.reason for s in skipped).most_common(1)[0]
-        text += f"; {len(skipped)} rule(s) skipped for unknown facts ({n}: {top})"
-    return text
+    return status_line(report)
 
 
 # ----------------------------------------------------------------------------------------
@@ -474,14 +468,9 @@ def report_cmd(facts_file, from_report, python, timeout, rules_dirs, ignore, fmt
     facts = gather_facts(facts_file, from_report, python, timeout, debug)
     report = evaluate(rules, facts, None, command="report", ignore=ignore)
     report = maybe_redact(report, no_redact)
-    if fmt == "json":
-        from torchdoctor.render import render
+    from torchdoctor.render import render
 
-        text = render(report, "json")
-    else:
-        from torchdoctor.ticket import render_ticket
-
-        text = render_ticket(report)
+    text = render(report, "json" if fmt == "json" else "ticket")
     emit(text, output, [facts_file, from_report])
     if output and output != "-":
         stderr(f"torchdoctor report: wrote {output} ({summary_line(report)})")
@@ -518,7 +507,8 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     always lists everything). Exit codes: 0 nothing relevant differs, 1 something does,
     2 unreadable input.
     """
-    from torchdoctor.diff import diff_facts, render_diff
+    from torchdoctor.diff import diff_facts
+    from torchdoctor.render.diff import headline, render_diff
 
     if left == "-" and right == "-":
         raise Abort("only one of A and B can be '-' (stdin)")
@@ -545,8 +535,6 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
         text = render_diff(result, fmt, show_all=show_all)
     emit(text, output, [left, right])
     if fmt != "terminal" or output:
-        from torchdoctor.diff import headline
-
         stderr(f"torchdoctor diff: {headline(result)}")
     sys.exit(result.exit_code)
 

@@ -1,7 +1,10 @@
-"""What an evaluation produced: findings, skipped rules, the settings plan. Pure data."""
+"""What an evaluation produced (findings, skipped rules, the settings plan) and what a
+comparison of two environments produced (:class:`DiffResult`). Pure data: the renderers take
+these, and nothing else."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Optional
 
@@ -170,3 +173,62 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 Plan = Report
 """What `recommend()` returns: a Report whose `settings`, `dropped` and `snippet` are filled."""
+
+
+# ----------------------------------------------------------------------------------------
+# a comparison (torchdoctor diff; computed by diff.py, shown by render/diff.py)
+# ----------------------------------------------------------------------------------------
+
+
+class _Absent:
+    """A path present on one side only (the container is known on both)."""
+
+    _instance: Optional["_Absent"] = None
+
+    def __new__(cls) -> "_Absent":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    left: Any
+    right: Any
+    relevant: bool
+    """The path is one that matters (rules/data/diff_relevance.yaml)."""
+    unknown: bool
+    """One side could not determine the value: not compared."""
+    rank: int = 10**6
+    why: str = ""
+    pattern: str = ""
+    """The diff_relevance.yaml path pattern that classified it ("" for noise)."""
+
+
+@dataclass
+class DiffResult:
+    left_name: str
+    right_name: str
+    left_origin: str
+    right_origin: str
+    relevant: list[Difference] = field(default_factory=list)
+    """Known on both sides, different, and it matters: most important first."""
+    unknown: list[Difference] = field(default_factory=list)
+    """Relevant paths known on one side only (not compared)."""
+    noise: list[Difference] = field(default_factory=list)
+    """Differences that do not matter."""
+    unknown_noise: list[Difference] = field(default_factory=list)
+    """Noise paths known on one side only."""
+    identical: int = 0
+    """Paths with the same value on both sides."""
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.relevant else 0

@@ -1,7 +1,16 @@
-"""Renderers: pure functions from a Report to text. Only cli.py writes anything.
+"""Renderers: the one home of output. Each module's ``render`` is a pure function of a Report
+(or of a diff result) to text, with no file or registry access; only ``cli`` writes anything.
 
-``render(report, fmt)`` picks the renderer; the helpers they share live in
-:mod:`torchdoctor.render.text` (re-exported here for callers outside the package)."""
+- ``terminal``, ``json``, ``markdown``: a Report (``check``, ``recommend``);
+- ``ticket``: a Report as GitHub-issue Markdown (``report``), with ``collect_env`` (the facts
+  in the layout of ``python -m torch.utils.collect_env``: the reverse of the importer);
+- ``snippet``: the plan's statements arranged as a Python file;
+- ``diff``: a DiffResult as terminal text, JSON or Markdown;
+- ``summary``: the verdict, status and summary lines every view shares;
+- ``text``: the helpers they share (showing a value, Markdown escaping, reflowing a fix, the
+  template environment), re-exported here for callers outside the package.
+
+``render(report, fmt)`` picks a Report's renderer."""
 
 from __future__ import annotations
 
@@ -12,12 +21,14 @@ from torchdoctor.render.text import (  # noqa: F401 - re-exported
     md_cell,
     md_code,
     md_code_cell,
+    md_prose,
     md_text,
     no_mentions,
     reflow,
     show_value,
     templates,
 )
+from torchdoctor.render.text import compress_ints  # noqa: F401 - re-exported
 
 FORMATS = ("terminal", "json", "markdown")
 
@@ -29,6 +40,8 @@ def render(report, fmt: str, **options) -> str:
         from torchdoctor.render.markdown import render as r
     elif fmt == "terminal":
         from torchdoctor.render.terminal import render as r
+    elif fmt == "ticket":
+        from torchdoctor.render.ticket import render as r
     else:  # pragma: no cover - click restricts the choice
         raise ValueError(fmt)
     return r(report, **options)

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.facts import Unavailable, is_xpu_build
+from torchdoctor.render.summary import tally, verdict
 from torchdoctor.render.text import CODE, first_sentence, reflow, show_value
 from torchdoctor.report import Report
 
@@ -338,35 +339,13 @@ def skipped_table(report: Report) -> Optional[Group]:
     return Group(title, t)
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def summary_text(report: Report, explain: bool = False) -> str:
-    """Counts, and which rules did not run: skipped for unknown facts, or (check) not
-    evaluated because they judge a workload and none was declared."""
-    counts = report.counts()
-    text = (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, "
-            f"{plural(counts['info'], 'note')} · {report.rules_evaluated} rules evaluated")
-    skipped = len(report.fact_skipped())
-    workload = len(report.workload_skipped())
-    if report.command != "check":
-        skipped, workload = skipped + workload, 0
-    if skipped:
-        text += f", {skipped} skipped (facts unknown{'' if explain else '; --explain lists them'})"
-    if workload:
-        text += f"\n{plural(workload, 'workload rule')} not evaluated (use recommend --task)"
-    return text
-
-
 def render(report: Report, color: bool = False, width: int = 100, explain: bool = False,
            show_facts: bool = True) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, color_system="standard" if color else None,
                       force_terminal=color, no_color=not color, highlight=False, emoji=False)
     counts = report.counts()
-    verdict = ("broken" if counts["error"] else "needs attention" if counts["warning"] else "healthy")
-    title = f"torchdoctor {report.command}: {verdict}"
+    title = f"torchdoctor {report.command}: {verdict(report)}"
     block = findings_block(report, explain=explain)
     parts: list[Any] = []
     if block is not None:
@@ -382,7 +361,7 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
         st = skipped_table(report)
         if st is not None:
             parts += [st, Text("")]
-    parts.append(Text(summary_text(report, explain), style="dim"))
+    parts.append(Text(tally(report, explain), style="dim"))
     console.print(Panel(Group(*parts), title=title, title_align="left",
                         border_style="red" if counts["error"] else "yellow" if counts["warning"] else "green"))
     return buf.getvalue()

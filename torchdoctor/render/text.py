@@ -31,8 +31,8 @@ def templates():
 
 def md_text(text: str) -> str:
     """Plain text inside Markdown: HTML-escaped (so a redaction mark such as ``<user>`` stays
-    visible instead of becoming an unknown tag) on one line."""
-    return html.escape(" ".join(str(text).split()), quote=False)
+    visible instead of becoming an unknown tag), on one line, mentions neutralised."""
+    return no_mentions(html.escape(" ".join(str(text).split()), quote=False))
 
 
 def md_cell(text: str) -> str:
@@ -78,12 +78,18 @@ def md_code_cell(code: str) -> str:
     return "<code>" + "<br>".join(out) + "</code>"
 
 
-def show_value(value: Any) -> str:
-    """A fact value as a person reads it (shared by terminal, ticket and diff)."""
+def show_value(value: Any, ranges: bool = False) -> str:
+    """A fact value as a person reads it: the one helper of every view (terminal, Markdown,
+    ticket, diff). ``ranges``: a list of more than four integers as ranges (``0-63``: CPU
+    affinity lists have hundreds of entries). A compared path present on one side only
+    (``report.ABSENT``) is "(not present)"."""
     from torchdoctor.facts import Unavailable
+    from torchdoctor.report import ABSENT
 
     if isinstance(value, Unavailable):
         return f"unknown ({value.unavailable})"
+    if value is ABSENT:
+        return "(not present)"
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -91,10 +97,55 @@ def show_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.1f}" if value.is_integer() else f"{value:g}"  # compute capability 8.0
     if isinstance(value, list):
+        if ranges and len(value) > 4 and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return compress_ints(value)
         return ", ".join(str(v) for v in value) if value else "(empty)"
     if isinstance(value, dict):
         return "(empty)" if not value else ", ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
+
+
+def compress_ints(values: list) -> str:
+    """``[0, 1, 2, 3, 8]`` -> ``0-3,8``."""
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return ", ".join(str(v) for v in values)
+    out = []
+    nums = sorted(set(values))
+    start = prev = nums[0]
+    for n in nums[1:] + [None]:  # type: ignore[list-item]
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ",".join(out)
+
+
+def md_prose(text: str) -> str:
+    """A rule's Markdown prose (its fix): `code spans` kept as they are, ``<``/``>``/``&``
+    outside them escaped so GitHub shows them rather than eating them as HTML."""
+    parts = str(text).split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside code spans
+        parts[i] = no_mentions(html.escape(parts[i], quote=False))
+    if len(parts) % 2 == 0:  # an unbalanced backtick: leave the tail as text
+        parts[-2:] = [parts[-2] + "`" + no_mentions(html.escape(parts[-1], quote=False))]
+    return "`".join(parts)
+
+
+def namespace(facts: Any, name: str) -> Any:
+    """A namespace of the facts (``facts.torch``), or None when it is unknown as a whole."""
+    from torchdoctor.facts import Unavailable
+
+    value = getattr(facts, name)
+    return None if isinstance(value, Unavailable) else value
+
+
+def known(value: Any) -> bool:
+    """A value that is neither unavailable nor None."""
+    from torchdoctor.facts import Unavailable
+
+    return value is not None and not isinstance(value, Unavailable)
 
 
 def reflow(text: str) -> list[str]:
