@@ -25,6 +25,20 @@ def test_schema_json_is_current():
     )
 
 
+def test_settings_schema_json_is_current():
+    """settings.yaml names ./settings.schema.json for editors: it exists and is the registry's
+    model as it is now."""
+    from torchdoctor.cli import settings_schema_text
+
+    registry = default_rules_dir() / "settings.yaml"
+    assert "$schema=./settings.schema.json" in registry.read_text(encoding="utf-8").splitlines()[0]
+    path = default_rules_dir() / "settings.schema.json"
+    assert path.read_text(encoding="utf-8") == settings_schema_text(), (
+        "rules/settings.schema.json is stale: run "
+        "`python -m torchdoctor rules schema --settings > rules/settings.schema.json`"
+    )
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
 def test_rule_is_documented(rule):
     for field in ("summary", "why", "fix", "message"):
