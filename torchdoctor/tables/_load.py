@@ -57,7 +57,7 @@ def load(name: str, directory: Optional[str] = None) -> Any:
     path = Path(directory) if directory else data_dir()
     path = path / f"{name}.yaml"
     text = yamlio.read_text(path, DataFileError, what="data file", limit=MAX_TABLE_BYTES)
-    key = rulecache.make_key([(str(path), text.encode("utf-8"))])
+    key = rulecache.make_key([(str(path), text.encode("utf-8")), ("tables code", _code_stamp())])
     entry = rulecache.entry_name(f"table-{name}", [str(path)])
     cached = rulecache.load(entry, key)
     if cached is not None:
@@ -73,6 +73,24 @@ def load(name: str, directory: Optional[str] = None) -> Any:
         raise DataFileError(models.locate(path, lined, problem))
     rulecache.store(entry, key, data)
     return data
+
+
+@functools.cache
+def _code_stamp() -> bytes:
+    """Size and mtime of this package's modules: part of a cached table's key, so a changed
+    model (or loader) never serves a table validated by the old one. (The rule cache's own
+    fingerprint covers the top-level modules of torchdoctor only.)"""
+    import os
+
+    parts = []
+    for entry in sorted(os.scandir(Path(__file__).resolve().parent), key=lambda e: e.name):
+        if entry.name.endswith(".py"):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts).encode()
 
 
 def derived(name: str) -> Callable:
