@@ -7,7 +7,6 @@ import functools
 import jinja2
 
 from torchdoctor.render.summary import environment_line, tally, verdict
-from torchdoctor.render.terminal import fmt
 from torchdoctor.render.text import first_sentence, md_code, md_code_cell, md_prose, md_text, templates
 from torchdoctor.report import Report
 
@@ -15,7 +14,6 @@ from torchdoctor.report import Report
 @functools.lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
     e = templates().overlay()
-    e.filters["fmt"] = fmt
     # HTML-escaped (redaction markers such as <user> stay visible), one line, no @mention
     e.filters["md"] = md_text
     e.filters["code"] = md_code

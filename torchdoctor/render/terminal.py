@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 from typing import Any, Optional
 
-from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.padding import Padding
@@ -26,15 +25,9 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 ICON = {"error": "✖", "warning": "▲", "info": "•"}
 
 
-def fmt(value: Any, unit: str = "") -> str:
-    if isinstance(value, (Unavailable, bool, list, dict)) or value is None:
-        return show_value(value)
-    return f"{show_value(value)}{unit}"
-
-
 def gib(n: Any) -> str:
     if isinstance(n, Unavailable) or n is None:
-        return fmt(n)
+        return show_value(n)
     if n < 2**30:  # 64 MiB /dev/shm is not "0.1 GiB" (the finding says 64 MiB)
         return f"{n / 2**20:.0f} MiB"
     return f"{n / 2**30:.1f} GiB"
@@ -60,11 +53,11 @@ class Unknowns:
         if label not in labels:
             labels.append(label)
 
-    def v(self, value: Any, label: str, unit: str = "") -> str:
+    def v(self, value: Any, label: str) -> str:
         if isinstance(value, Unavailable):
             self.note(label, value)
             return "?"
-        return fmt(value, unit)
+        return show_value(value)
 
     def known(self, value: Any, label: str) -> bool:
         """True for a usable value; an Unavailable one is noted (and the caller leaves it out)."""
@@ -142,9 +135,9 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         if parts:
             row("System", " · ".join(parts))
     else:
-        row("System", fmt(sysf))
+        row("System", show_value(sysf))
     if isinstance(cpu, Unavailable) and f.origin == "synthetic":  # --gpu: say what a plan lacks
-        row("CPU", fmt(cpu))
+        row("CPU", show_value(cpu))
     if not isinstance(cpu, Unavailable):
         if isinstance(cpu.flags, Unavailable):
             u.note("CPU ISA", cpu.flags)
@@ -177,7 +170,7 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         if gpu.unavailable.startswith(NO_DRIVER) and not cuda_seen:
             row("GPU", "none found (no NVIDIA driver installed)")
         else:
-            row("GPU", fmt(gpu))
+            row("GPU", show_value(gpu))
     elif gpu.source == "pci":  # no NVIDIA driver: what the PCI bus says
         if gpu.count:
             buses = ", ".join(str(d.pci_bus_id) for d in gpu.devices)
@@ -200,13 +193,13 @@ def facts_table(report: Report, explain: bool = False) -> Table:
         if drivers:
             row("Driver", " · ".join(drivers))
     else:
-        row("GPU", "none" if gpu.count == 0 else fmt(gpu.devices))  # the row's only value: reason inline
+        row("GPU", "none" if gpu.count == 0 else show_value(gpu.devices))  # the row's only value: reason inline
         if isinstance(gpu.cuda_driver_version, str):  # e.g. torch's "driver too old" warning
             row("Driver", f"supports CUDA <= {gpu.cuda_driver_version}")
     if isinstance(torch, Unavailable):
-        row("torch", fmt(torch))
+        row("torch", show_value(torch))
     elif torch.import_status != "ok" and not isinstance(torch.import_status, Unavailable):
-        row("torch", f"{fmt(torch.import_status)}: {fmt(torch.import_error)}")
+        row("torch", f"{show_value(torch.import_status)}: {show_value(torch.import_error)}")
     else:
         build = "? build"
         rocm = isinstance(torch.hip_build, str)
