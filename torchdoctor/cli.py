@@ -554,15 +554,9 @@ def rules() -> None:
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 def rules_list(rules_dirs, fmt) -> None:
     """List every rule with its severity, category and summary."""
-    loaded = sorted(load_all_rules(rules_dirs), key=lambda r: (r.category, r.id))
-    if fmt == "json":
-        import json
+    from torchdoctor.render.rules import listing
 
-        stdout_write(json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
-                                   "precedence": r.precedence, "summary": r.summary} for r in loaded],
-                                 indent=2) + "\n")
-        return
-    stdout_write("".join(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}\n" for r in loaded))
+    stdout_write(listing(load_all_rules(rules_dirs), fmt))
 
 
 @rules.command("explain")
@@ -576,14 +570,9 @@ def rules_explain(rule_id, rules_dirs) -> None:
     if rule_id not in loaded:
         close = difflib.get_close_matches(rule_id, list(loaded), n=3)
         raise Abort(f"unknown rule '{rule_id}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
-    r = loaded[rule_id]
-    text = (f"# {r.id}\n\n**{r.severity}** · {r.category} · precedence: {r.precedence}\n\n{r.summary}\n\n"
-            f"## Why\n\n{r.why}\n\n## Fix\n\n{r.fix}\n\n")
-    if r.recommend:
-        text += "## Recommends\n\n" + "\n".join(f"- `{k}`" for k in r.recommend) + "\n\n"
-    if r.known_problems:
-        text += f"## Known problems\n\n{r.known_problems}\n\n"
-    text += "## References\n\n" + "\n".join(f"- {u}" for u in r.references) + "\n"
+    from torchdoctor.render.rules import explain
+
+    text = explain(loaded[rule_id])
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.markdown import Markdown
