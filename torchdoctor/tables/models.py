@@ -8,7 +8,9 @@ names a block of builds that exists). Files of open shape (a top level that othe
 sections to) allow extra keys there and close their entries.
 
 Validation runs only when a file is parsed, i.e. not on a warm start (the rule cache keeps
-validated tables). The lookups read the plain data; the models are the contract.
+validated tables), and this module is imported only then; its schemas are built on first use
+(``defer_build``), so a run pays only for the files it parses. The lookups read the plain data;
+the models are the contract.
 
 An error names ``path:line`` of the innermost mapping that holds the bad value (the loader's
 second, line-tracking parse), and says what is wrong in one line:
@@ -119,13 +121,13 @@ MatchText = Annotated[Any, AfterValidator(_match_text)]
 class Closed(BaseModel):
     """An entry whose keys are all known: a misspelt key is an error."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Open(BaseModel):
     """A mapping other areas may extend (only the keys the lookups read are checked)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Sourced(Closed):
@@ -556,7 +558,7 @@ class AllowEntry(BaseModel):
     """An allow-list entry; that it gives `reason` and `source` is checked by
     ``tables.sourced_entries``, whose message the probes' tests pin."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: Optional[StrictStr] = None
     prefix: Optional[StrictStr] = None
     reason: Any = None
