@@ -1,11 +1,13 @@
-"""Renderers: the one home of output. Each module's ``render`` is a pure function of a Report
-(or of a diff result) to text, with no file or registry access; only ``cli`` writes anything.
+"""Renderers: the one home of output. Pure functions of a Report, a diff result or rules to
+text (a view's module names its own ``render``), with no file or registry access; only ``cli``
+writes anything.
 
 - ``terminal``, ``json``, ``markdown``: a Report (``check``, ``recommend``);
 - ``ticket``: a Report as GitHub-issue Markdown (``report``), with ``collect_env`` (the facts
   in the layout of ``python -m torch.utils.collect_env``: the reverse of the importer);
 - ``snippet``: the plan's statements arranged as a Python file;
 - ``diff``: a DiffResult as terminal text, JSON or Markdown;
+- ``rules``: the rule listing and a rule explained (``rules list`` / ``rules explain``);
 - ``summary``: the verdict, status and summary lines every view shares;
 - ``text``: the helpers they share (showing a value, Markdown escaping, reflowing a fix, the
   template environment), re-exported here for callers outside the package.
