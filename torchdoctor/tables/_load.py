@@ -80,16 +80,14 @@ def _code_stamp() -> bytes:
     """Size and mtime of this package's modules: part of a cached table's key, so a changed
     model (or loader) never serves a table validated by the old one. (The rule cache's own
     fingerprint covers the top-level modules of torchdoctor only.)"""
-    import os
-
+    here = Path(__file__).resolve().parent
     parts = []
-    for entry in sorted(os.scandir(Path(__file__).resolve().parent), key=lambda e: e.name):
-        if entry.name.endswith(".py"):
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    for path in sorted(list(here.glob("*.py")) + list(here.glob("models/*.py"))):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.relative_to(here)}:{st.st_size}:{st.st_mtime_ns}")
     return "\n".join(parts).encode()
 
 

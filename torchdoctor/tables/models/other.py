@@ -1,0 +1,109 @@
+"""Models of the allow-lists (env_allowlist.yaml, packages_of_interest.yaml) and the small tables
+of other areas: cpu_vendors, pci, backends_fake_flags, diff_relevance, and the report importers'
+lscpu_labels, gpu_name_vendors and paste_patterns."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, StrictStr
+
+from torchdoctor.tables.models._base import Closed, Open, Sourced
+
+
+class AllowEntry(BaseModel):
+    """An allow-list entry; that it gives `reason` and `source` is checked by
+    ``tables.sourced_entries``, whose message the probes' tests pin."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+    name: Optional[StrictStr] = None
+    prefix: Optional[StrictStr] = None
+    reason: Any = None
+    source: Any = None
+
+
+class AllowList(Open):
+    names: list[AllowEntry] = []
+    prefixes: list[AllowEntry] = []
+
+
+class CpuVendors(Closed):
+    source: StrictStr
+    arm_implementers: dict[StrictStr, StrictStr]
+
+
+class Pci(Closed):
+    source: StrictStr
+    nvidia_vendor: StrictStr
+    gpu_classes: list[StrictStr]
+
+
+class FakeFlag(Sourced):
+    did_you_mean: StrictStr
+    by_value: Optional[dict[Any, StrictStr]] = None  # keys: the value assigned (True, False)
+    category: Optional[StrictStr] = None
+    references: list[StrictStr] = []
+
+
+class EnvReadAt(Sourced):
+    when: StrictStr
+    references: list[StrictStr] = []
+
+
+class BackendsFakeFlags(Open):
+    fakes: dict[StrictStr, FakeFlag]
+    env_read_at: dict[StrictStr, EnvReadAt] = {}
+
+
+class WhyWhen(Closed):
+    why: StrictStr
+    either_side: Any = None
+    one_side: Any = None
+
+
+class Noise(Closed):
+    path: StrictStr
+    why: StrictStr
+
+
+class Relevant(Closed):
+    path: StrictStr
+    why: StrictStr
+    source: Any = None
+    why_when: list[WhyWhen] = []
+
+
+class DiffRelevance(Closed):
+    noise: list[Noise]
+    relevant: list[Relevant]
+
+
+# The three files below belong to the report importers, which check what they read on first use
+# (patterns linear, labels translated); their models hold the shape only and stay open, so
+# those readers can grow them without a change here.
+
+
+class LscpuLanguage(Open):
+    language: StrictStr
+    labels: dict[StrictStr, StrictStr]
+
+
+class LscpuLabels(Open):
+    languages: list[LscpuLanguage]
+
+
+class VendorWords(Open):
+    words: list[StrictStr]
+
+
+class GpuNameVendors(Open):
+    amd: VendorWords
+    not_nvidia: VendorWords
+
+
+class PastePatterns(Open):
+    labels: list[dict[StrictStr, Any]] = []
+    sections: list[dict[StrictStr, Any]] = []
+    scoped_labels: list[dict[StrictStr, Any]] = []
+    messages: list[dict[StrictStr, Any]] = []
+    paths: list[dict[StrictStr, Any]] = []
