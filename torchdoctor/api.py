@@ -33,7 +33,7 @@ def probe(python: Optional[str] = None, timeout: float = 60.0) -> Facts:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
             math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
         raise UserError(f"timeout={clip(timeout)}: give a number of seconds above 0 and at most {MAX_TIMEOUT}")
-    from torchdoctor.probes._sys import python_executable
+    from torchdoctor.probes import python_executable
 
     return collect(ProbeContext(python=python or python_executable(), timeout=float(timeout)))
 

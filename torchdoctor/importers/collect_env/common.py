@@ -13,10 +13,10 @@ from packaging.version import InvalidVersion, Version
 
 from torchdoctor.facts import Unavailable
 from torchdoctor.sanitize import too_many_digits
+from torchdoctor.unknowns import COULD_NOT_COLLECT  # noqa: F401 - one definition (renderers read it too)
 
 NOT_STATED = "not stated in the report"
 IMPLAUSIBLE_VERSION = "the report's version is not plausible (a number of more than 32 digits)"
-COULD_NOT_COLLECT = "report says: could not collect"
 TORCH_NOT_IMPORTED = "torch could not be imported when the report was made (PyTorch version: N/A)"
 
 MAX_LINE_CHARS = 10_000
