@@ -11,11 +11,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from torchdoctor.facts import Facts
 from torchdoctor.report import Plan, Report
 from torchdoctor.workload import Workload, build_workload
+
+if TYPE_CHECKING:
+    from torchdoctor.inprocess import ApplyResult, AuditResult
 
 MAX_TIMEOUT = 86400.0
 """Longest deadline for the torch child (a day)."""
@@ -128,16 +131,18 @@ def recommend(task: Optional[str] = None, *, facts: Optional[Facts] = None,
     return plan_report(load_rules(list(rules_dirs)), facts, wl, torch_version=torch_version)
 
 
-def apply(task: Optional[str] = None, **workload: Any) -> dict[str, Any]:
-    """Apply the plan for a workload to the running process; returns what changed."""
-    from torchdoctor.runtime import apply_plan
+def apply(task: Optional[str] = None, **workload: Any) -> "ApplyResult":
+    """Apply the plan for a workload to the running process; returns what changed
+    (:class:`torchdoctor.inprocess.ApplyResult`)."""
+    from torchdoctor.inprocess import apply_plan
 
     return apply_plan(task=task, **workload)
 
 
-def audit(**kwargs: Any) -> dict[str, Any]:
-    """Current torch settings of this process and attributes assigned under torch.backends that
-    PyTorch does not have (silently ignored settings)."""
-    from torchdoctor.runtime import audit_process
+def audit(**kwargs: Any) -> "AuditResult":
+    """Current torch settings of this process, attributes assigned under torch.backends that
+    PyTorch does not have (silently ignored settings), and the findings of the rules about
+    process state (:class:`torchdoctor.inprocess.AuditResult`)."""
+    from torchdoctor.inprocess import audit_process
 
     return audit_process(**kwargs)
