@@ -194,3 +194,22 @@ def test_the_cache_keeps_a_bounded_number_of_entries(cache):
     names = {p.name for p in cache.glob("*.json")}
     assert len(names) == rulecache.MAX_ENTRIES
     assert f"entry-{rulecache.MAX_ENTRIES + 9}.json" in names
+
+
+def test_a_change_in_a_subpackage_module_changes_the_cache_key():
+    """The key covers every module, subpackages included: a changed table model
+    (tables/models/) or importer must never be served entries checked by the old code."""
+    import os
+    from pathlib import Path
+
+    from torchdoctor import rulecache
+
+    module = Path(rulecache.__file__).resolve().parent / "tables" / "models" / "_base.py"
+    before = rulecache._code_fingerprint()
+    st = module.stat()
+    try:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert rulecache._code_fingerprint() != before
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rulecache._code_fingerprint() == before

@@ -71,17 +71,25 @@ def _code_fingerprint() -> bytes:
     here = Path(__file__).resolve().parent
     parts = [f"format={FORMAT}", f"torchdoctor={__version__}", f"python={sys.version}",
              f"impl={sys.implementation.name}", f"pkg={here}"]
-    try:
-        entries = sorted(os.scandir(here), key=lambda e: e.name)
-    except OSError:
-        entries = []
-    for entry in entries:
-        if entry.name.endswith(".py"):
+    # every module of the package, subpackages included (tables/models/ decides what a checked
+    # table is; importers/ and render/ change what rules may rely on): one changed file, a new key
+    pending = [here]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                st = entry.stat()
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    pending.append(Path(entry.path))
+                elif entry.name.endswith(".py"):
+                    st = entry.stat()
+                    rel = os.path.relpath(entry.path, here)
+                    parts.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
             except OSError:
                 continue
-            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
     return "\n".join(parts).encode()
 
 

@@ -57,7 +57,8 @@ def load(name: str, directory: Optional[str] = None) -> Any:
     path = Path(directory) if directory else data_dir()
     path = path / f"{name}.yaml"
     text = yamlio.read_text(path, DataFileError, what="data file", limit=MAX_TABLE_BYTES)
-    key = rulecache.make_key([(str(path), text.encode("utf-8")), ("tables code", _code_stamp())])
+    # the rule cache's key covers every module of the package (tables/models/ included)
+    key = rulecache.make_key([(str(path), text.encode("utf-8"))])
     entry = rulecache.entry_name(f"table-{name}", [str(path)])
     cached = rulecache.load(entry, key)
     if cached is not None:
@@ -73,22 +74,6 @@ def load(name: str, directory: Optional[str] = None) -> Any:
         raise DataFileError(models.locate(path, lined, problem))
     rulecache.store(entry, key, data)
     return data
-
-
-@functools.cache
-def _code_stamp() -> bytes:
-    """Size and mtime of this package's modules: part of a cached table's key, so a changed
-    model (or loader) never serves a table validated by the old one. (The rule cache's own
-    fingerprint covers the top-level modules of torchdoctor only.)"""
-    here = Path(__file__).resolve().parent
-    parts = []
-    for path in sorted(list(here.glob("*.py")) + list(here.glob("models/*.py"))):
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        parts.append(f"{path.relative_to(here)}:{st.st_size}:{st.st_mtime_ns}")
-    return "\n".join(parts).encode()
 
 
 def derived(name: str) -> Callable:
