@@ -134,7 +134,8 @@ def test_facts_import_no_other_module():
 
 def test_renderers_import_no_probe_importer_engine_or_settings():
     forbidden = ("torchdoctor.probes", "torchdoctor.importers", "torchdoctor.engine",
-                 "torchdoctor.settings", "torchdoctor.runtime", "torchdoctor.api")
+                 "torchdoctor.settings", "torchdoctor.runtime", "torchdoctor.inprocess",
+                 "torchdoctor.api")
     assert _violations("torchdoctor.render", forbidden) == []
 
 
