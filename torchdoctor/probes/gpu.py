@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Union
 
 from torchdoctor import tables
 from torchdoctor.facts import GpuDevice, GpuFacts, GpuLink, Unavailable, unavailable
+from torchdoctor.gpusummary import architecture, gpu_summary
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys, in_daemon_thread
 
 NVML_TIMEOUT_S = 10.0
@@ -266,7 +267,7 @@ def _read_device(nvml: Any, index: int, h: Any) -> GpuDevice:
         gfx_target=None,
         name=name,
         compute_capability=cc,
-        architecture=_architecture(cc),
+        architecture=architecture(cc),
         uuid=q("the GPU UUID", "nvmlDeviceGetUUID", convert=_text),
         serial=q("the serial number", "nvmlDeviceGetSerial", convert=_text),
         pci_bus_id=_derive(pci, lambda p: _text(p.busId), "the PCI bus id"),
@@ -368,28 +369,7 @@ def _read_links(nvml: Any, handles: Sequence[Any]) -> list[GpuLink]:
 
 
 def _summaries(devices: Sequence[GpuDevice]) -> dict[str, Any]:
-    if not devices:
-        return {
-            "name": None,
-            "min_compute_capability": None,
-            "max_compute_capability": None,
-            "architectures": [],
-        }
-    ccs = [d.compute_capability for d in devices]
-    missing_cc = next((c for c in ccs if isinstance(c, Unavailable)), None)
-    archs = [d.architecture for d in devices]
-    missing_arch = next((a for a in archs if isinstance(a, Unavailable)), None)
-    distinct: list[str] = []
-    for arch in archs:
-        if isinstance(arch, str) and arch not in distinct:
-            distinct.append(arch)
-    # Unavailable is never truthy-tested (it raises): compare with None explicitly.
-    return {
-        "name": devices[0].name,
-        "min_compute_capability": min(ccs) if missing_cc is None else missing_cc,
-        "max_compute_capability": max(ccs) if missing_cc is None else missing_cc,
-        "architectures": distinct if missing_arch is None else missing_arch,
-    }
+    return {"name": devices[0].name if devices else None, **gpu_summary(devices)}
 
 
 # --------------------------------------------------------------------------------------
@@ -617,12 +597,3 @@ def _any_pending(*values: Value) -> Value:
     if any(v is False for v in values):
         return False
     return None
-
-
-def _architecture(cc: Value) -> Value:
-    if isinstance(cc, Unavailable):
-        return cc
-    arch = tables.arch_for_cc(cc)
-    if arch is None:
-        return unavailable(f"no architecture known for compute capability {cc}")
-    return arch

@@ -12,6 +12,7 @@ from typing import Optional, Union
 
 from torchdoctor import tables
 from torchdoctor.facts import GpuDevice, GpuFacts, Unavailable
+from torchdoctor.gpusummary import SUMMARY_FIELDS, architecture, gpu_summary
 from torchdoctor.importers.collect_env.common import (
     COULD_NOT_COLLECT,
     MAX_GPUS,
@@ -185,13 +186,6 @@ def _cc_for(name: str) -> Value:
     return float(cc)
 
 
-def _arch_for(cc: Value) -> Value:
-    if isinstance(cc, Unavailable):
-        return cc
-    arch = tables.arch_for_cc(cc)
-    return arch if arch else _u(f"no architecture known for compute capability {cc}")
-
-
 _VENDOR_WORDS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
 
 
@@ -206,7 +200,7 @@ def _device(entry: _GpuEntry, looked_up: dict[str, Value]) -> GpuDevice:
         if entry.name not in looked_up:
             looked_up[entry.name] = _cc_for(entry.name)
         cc = looked_up[entry.name]
-        dev.update(compute_capability=cc, architecture=_arch_for(cc), gfx_target=None)
+        dev.update(compute_capability=cc, architecture=architecture(cc), gfx_target=None)
         if entry.mig:
             dev["mig_mode"] = True
     else:
@@ -317,21 +311,11 @@ def _gpu_facts(ctx: _Ctx) -> Value:
             values["links"] = []
     nvidia = [d for d in devices if d.vendor == "nvidia"]
     if nvidia:
-        ccs = [d.compute_capability for d in nvidia]
-        unknown = [c for c in ccs if isinstance(c, Unavailable)]
-        if unknown:
-            values["min_compute_capability"] = unknown[0]
-            values["max_compute_capability"] = unknown[0]
-        else:
-            values["min_compute_capability"] = min(ccs)
-            values["max_compute_capability"] = max(ccs)
-        archs = [d.architecture for d in nvidia]
-        bad = [a for a in archs if isinstance(a, Unavailable)]
-        values["architectures"] = bad[0] if bad else list(dict.fromkeys(archs))
+        values.update(gpu_summary(nvidia))
     elif devices:
         no_cc = _not_cuda(vendors)
-        for k in ("min_compute_capability", "max_compute_capability", "architectures"):
+        for k in SUMMARY_FIELDS:
             values[k] = no_cc if not isinstance(listed, Unavailable) else listed
     elif not isinstance(listed, Unavailable):
-        values.update(min_compute_capability=None, max_compute_capability=None, architectures=[])
+        values.update(gpu_summary([]))
     return _model(GpuFacts, NOT_STATED, **values)
