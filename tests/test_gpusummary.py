@@ -51,8 +51,9 @@ def test_one_unknown_capability_makes_the_range_unknown_not_a_guess():
 def test_a_capability_the_table_does_not_know_has_an_unknown_architecture_in_every_source(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    """Before issue 10 the synthetic machine said architecture None and architectures [] (as
-    if the GPU had none) where the probe and the importer said unknown."""
+    """Before issue 10 the synthetic machine set architecture None, which GpuDevice refuses:
+    `recommend --gpu` for a model whose capability gpu_archs.yaml lacks ended in a pydantic
+    traceback, where the probe and the importer say the architecture is unknown."""
     monkeypatch.setattr(tables, "arch_for_cc", lambda cc: None)
     reason = "no architecture known for compute capability 8.0"
     synthetic = facts_for_gpu("2x A100", "2.5.0").gpu
