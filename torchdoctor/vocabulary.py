@@ -45,7 +45,7 @@ def vmajmin(text: Any) -> Version:
 
 
 
-NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list"})
+NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list", "name_tokens"})
 """Public functions of the tables package that are loaders, not lookups for rules."""
 
 

@@ -67,7 +67,7 @@ def _names() -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for group in tables.load("gpu_models")["groups"]:
         for text in group.get("match", []):
-            key = _key(_strip_vendor(tables._tokens(text)))
+            key = _key(_strip_vendor(tables.name_tokens(text)))
             if key:
                 out[key] = out.get(key, ()) + (text,)
     return out
@@ -91,7 +91,7 @@ def parse_gpu(text: str) -> GpuSpec:
         count = int(digits) if len(digits.lstrip("0")) <= 3 else MAX_COUNT + 1
         if not 1 <= count <= MAX_COUNT:
             raise UserError(f"--gpu {clip(text)}: the GPU count must be 1 to {MAX_COUNT} (GPUs in one machine)")
-    tokens = _strip_vendor(tables._tokens(name))
+    tokens = _strip_vendor(tables.name_tokens(name))
     names = _names()
     for end in range(len(tokens), 0, -1):
         key = _key(tokens[:end])
@@ -102,7 +102,7 @@ def parse_gpu(text: str) -> GpuSpec:
                 raise UserError(f"--gpu {clip(text)}: this name covers GPUs of different compute capability; "
                                 "give the exact model")
             return GpuSpec(count=count, name=_device_name(name, names[key][0]), cc=cc)
-    if any(NOT_NVIDIA.fullmatch(t) for t in tables._tokens(name)):
+    if any(NOT_NVIDIA.fullmatch(t) for t in tables.name_tokens(name)):
         raise UserError(f"--gpu {clip(text)}: planning for another machine covers NVIDIA GPUs and CPU only; "
                         "run torchdoctor on that machine (or pass its facts with --facts)")
     typed = _key(tokens)
@@ -138,7 +138,7 @@ def _device_name(typed: str, match: str) -> str:
     """What the driver would call it, as far as it matters to the rules: GeForce cards get
     "NVIDIA GeForce" and the table's spelling; any other name stays as typed."""
     if GEFORCE.fullmatch(match) and "geforce" not in typed.lower():
-        words = [w.capitalize() if w == "ti" else w.upper() for w in _strip_vendor(tables._tokens(match))]
+        words = [w.capitalize() if w == "ti" else w.upper() for w in _strip_vendor(tables.name_tokens(match))]
         return "NVIDIA GeForce " + " ".join(words)
     return typed
 

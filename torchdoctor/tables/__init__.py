@@ -26,6 +26,9 @@ from torchdoctor.tables._load import (  # noqa: F401 - the package's API
     MAX_TABLE_BYTES, DataFileError, _line_loader, allow_list, data_dir, load, sourced_entries,
 )
 from torchdoctor.tables._parse import _cc, _cuda, _majmin, _tokens, _version  # noqa: F401
+
+name_tokens = _tokens
+"""Lower-case word tokens of a GPU name, as the GPU tables match them (public for synthetic.py)."""
 from torchdoctor.tables.ecosystem import (  # noqa: F401
     MAX_ECOSYSTEM_VERSION, flash_attn_gpu_support, flash_attn_torch_mismatch, nccl_known_defects,
     triton_driver_too_old, triton_ptxas, triton_ptxas_lacks_arch, xformers_torch_mismatch,
