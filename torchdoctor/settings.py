@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -30,6 +31,7 @@ MAX_TEXT = 4096
 """Longest text value of a setting."""
 
 Kind = Literal["env", "assign", "call", "code"]
+When = Literal["torch-import", "cuda-init", "distributed-init", "first-use"]
 KIND_ORDER = {"env": 0, "call": 1, "assign": 1, "code": 2}
 
 
@@ -80,6 +82,60 @@ class Requirement(BaseModel):
     reason: str
 
 
+class Getter(BaseModel):
+    """How the current value is read back, as data: an attribute path on torch, a function of
+    torch called without arguments, or an environment variable (never code)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    attribute: Optional[str] = None
+    call: Optional[str] = None
+    env: Optional[str] = None
+    result: Optional[Literal["enum-name"]] = None
+    """``enum-name``: the value is an enum, read as its lower-case member name."""
+    probe: bool = True
+    """False: read back by apply() only, not reported among the torch facts."""
+
+    def as_data(self) -> dict[str, Any]:
+        """The getter as the torch child takes it (``_child_settings.read``)."""
+        return self.model_dump(exclude_defaults=True)
+
+
+class TakesEffect(BaseModel):
+    """When the library reads the setting: apply() tells "changed" from "set, but takes effect
+    only in new processes" with it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    when: When
+    source: str
+    references: list[str] = []
+
+
+class Use(BaseModel):
+    """A constant the snippet defines for the user's own code, and how that code takes it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    how: str
+
+
+class LookAlike(BaseModel):
+    """A name people use for the same thing: the legacy or new API of it (read by the probe:
+    an ``observed`` entry), an alias, or a fake that torch silently accepts and ignores."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    relation: Literal["legacy", "new-api", "alias", "fake"]
+    since: Optional[str] = None
+    until: Optional[str] = None
+
+
+class Observed(BaseModel):
+    """A setting torchdoctor reads but never recommends."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    getter: Getter
+
+
 class Setting(_Writers):
     key: str
     kind: Kind
@@ -93,6 +149,13 @@ class Setting(_Writers):
     requires: list[Requirement] = []
     unverified: Optional[str] = None
     notes: Optional[str] = None
+    getter: Optional[Getter] = None
+    """How apply() and the torch probe read the value back (env, assign, call)."""
+    takes_effect: Optional[TakesEffect] = None
+    """When the library reads it (env: at import, at CUDA init, at the first communicator)."""
+    uses: list[Use] = []
+    """code: the constants the snippet defines and how the user's code takes them."""
+    look_alikes: list[LookAlike] = []
 
     # -- validation of values -----------------------------------------------------------
     def validate_value(self, value: Any) -> Any:
@@ -189,6 +252,7 @@ def _version(text: Optional[str]) -> Optional[Version]:
 class Registry(BaseModel):
     model_config = ConfigDict(frozen=True)
     settings: dict[str, Setting]
+    observed: dict[str, Observed] = {}
     _digest: str = PrivateAttr("")
     """SHA-256 of the settings file it was loaded from (part of the rule cache's key)."""
 
@@ -200,6 +264,12 @@ class Registry(BaseModel):
 
     def keys(self) -> list[str]:
         return list(self.settings)
+
+    def getters(self) -> list[tuple[str, dict[str, Any]]]:
+        """``[(key, getter)]`` of every setting and observed entry, as the torch child reads
+        them back (``torchdoctor.probes._child_settings.read``)."""
+        out = [(k, s.getter.as_data()) for k, s in self.settings.items() if s.getter]
+        return out + [(k, o.getter.as_data()) for k, o in self.observed.items()]
 
 
 def load_registry(path: Optional[Path] = None) -> Registry:
@@ -226,9 +296,96 @@ def _load_registry(path: str) -> Registry:
             raise RuleFileError(f"{path}: setting {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
         out[key] = setting
     _check_requires(path, out)
-    registry = Registry(settings=out)
+    for key, setting in out.items():  # after the writers and requirements of every setting
+        try:
+            _check_kind(setting)
+        except ValueError as exc:
+            raise RuleFileError(f"{path}: setting {str(key)[:80]}: {str(exc)[:300]}") from None
+    observed = _load_observed(path, raw.get("observed"), out)
+    registry = Registry(settings=out, observed=observed)
+    _check_getters_scan(path, text, registry)
     registry._digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return registry
+
+
+def _check_getter(getter: Optional[Getter]) -> None:
+    if getter is not None:
+        from torchdoctor.probes._child_settings import check_getter
+
+        check_getter(getter.as_data())
+
+
+def _check_kind(setting: Setting) -> None:
+    """What the setting's kind needs: a getter for anything apply() sets (and read back the
+    way it is written), when an environment variable is read, how user code takes a value."""
+    getter, kind = setting.getter, setting.kind
+    _check_getter(getter)
+    if kind == "env":
+        name = setting.key.split(".", 1)[1] if setting.key.startswith("env.") else ""
+        if getter is None or getter.env != name:
+            raise ValueError(f"an env setting needs `getter: {{env: {name or 'NAME'}}}` (key env.NAME)")
+        if setting.takes_effect is None:
+            raise ValueError("an env setting needs `takes_effect` (when the library reads it)")
+    elif kind in ("assign", "call"):
+        if getter is None or getter.env is not None:
+            raise ValueError(f"apply() sets a `{kind}` setting: it needs a `getter` "
+                             "({attribute: torch.a.b} or {call: torch.get_x}) to read it back")
+    elif not setting.uses:
+        raise ValueError("a code setting needs `uses` (the constant it defines and how user code takes it)")
+    text = "\n".join([setting.python or ""] + list((setting.values or {}).values())
+                     + [v.python or "" for v in setting.variants]
+                     + [t for v in setting.variants for t in (v.values or {}).values()])
+    for use in setting.uses:
+        if not use.name.isidentifier() or re.search(rf"^{use.name}\b", text, re.M) is None:
+            raise ValueError(f"uses: {use.name[:80]} is not a constant its statements define")
+
+
+def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[str, Observed]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise RuleFileError(f"{path}: 'observed' must be a mapping")
+    out: dict[str, Observed] = {}
+    for key, body in raw.items():
+        try:
+            if key in settings:
+                raise ValueError("is also a setting (one entry per setting)")
+            entry = Observed.model_validate(body)
+            _check_getter(entry.getter)
+            if entry.getter.env is not None:
+                raise ValueError("observed entries read torch (attribute or call)")
+        except (ValidationError, TypeError, ValueError) as exc:
+            first = str(exc).splitlines()
+            raise RuleFileError(f"{path}: observed {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
+        out[str(key)] = entry
+    for key, setting in settings.items():
+        for alike in setting.look_alikes:
+            real = alike.relation in ("legacy", "new-api")
+            if real and alike.name not in out:
+                raise RuleFileError(f"{path}: setting {key}: look-alike {alike.name[:80]} "
+                                    "needs an `observed` entry (its getter)")
+            if alike.relation == "fake" and (alike.name in out or alike.name in settings):
+                raise RuleFileError(f"{path}: setting {key}: fake look-alike {alike.name[:80]} is real")
+    return out
+
+
+def _check_getters_scan(path: str, text: str, registry: Registry) -> None:
+    """The torch child reads the getters without YAML (one line each): it must read exactly
+    what YAML parsed."""
+    from torchdoctor.probes._child_settings import scan
+
+    try:
+        scanned = scan(text)
+    except ValueError as exc:
+        raise RuleFileError(f"{path}: {str(exc)[:300]}") from None
+    want = registry.getters()
+    if scanned != want:
+        got = dict(scanned)
+        bad = next((k for k, g in want if got.get(k) != g), None) or next(
+            (k for k, _ in scanned if k not in dict(want)), "?")
+        raise RuleFileError(
+            f"{path}: setting {bad[:80]}: write `getter:` on one line, indented 4, as a flow "
+            "mapping such as {attribute: torch.a.b} (the torch child reads it without YAML)")
 
 
 def _check_writers(setting: Setting) -> None:

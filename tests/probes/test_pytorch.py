@@ -18,7 +18,7 @@ import pytest
 
 from torchdoctor.facts import TorchFacts, Unavailable, is_unavailable
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys, collect, pytorch
-from torchdoctor.probes._torch_child import ATTRIBUTE_SETTINGS, FUNCTION_SETTINGS
+from torchdoctor.probes._child_settings import default_getters
 
 FAKES = Path(__file__).resolve().parent.parent / "data" / "fake_torch"
 
@@ -165,7 +165,8 @@ def test_every_setting_of_torch_2_13_equals_its_getter(child_facts):
     expected = _expected_settings(torch)
     assert child_facts.settings == expected
     # the settings keys the registry uses, all present in 2.13
-    assert set(expected) == set(ATTRIBUTE_SETTINGS) | {setter for setter, _ in FUNCTION_SETTINGS}
+    assert set(expected) == {key for key, getter in default_getters()
+                             if "env" not in getter and getter.get("probe", True)}
     # CPU build: benchmark_limit is a plain class attribute
     assert expected["torch.backends.cudnn.benchmark_limit"] is None
     assert expected["torch.backends.quantized.engine"] == "x86"

@@ -5,7 +5,7 @@ planned setting arrives with its statement already written: the engine renders
 ``SettingRec.code`` once from the registry for the target torch version (a typed,
 validated, ``repr()``-written value; never user text). apply() executes exactly that
 statement, in a namespace holding only ``torch``, ``os`` and ``random``, and reads the value
-back the way the torch probe reads it (:func:`torchdoctor.probes.pytorch.facts_in_process`).
+back through the setting's own getter in the registry, the way the torch probe reads it.
 Environment variables go into ``os.environ`` before torch is imported here (when it is not
 yet); code-level values (DataLoader keywords, autocast dtype) are returned for the caller's
 code. The API module is not imported: facts are collected through the probes directly.
@@ -29,7 +29,6 @@ from torchdoctor.inprocess.results import (
     first_line,
 )
 
-DATA_FILE = "backends_fake_flags"
 DEFERRED_NOTE = "set, but takes effect only in new processes ({why})"
 _ENV_WHY = {
     "torch-import": "torch reads it when it is imported, and torch is already imported",
@@ -208,17 +207,12 @@ def _env_too_late(when: str, torch_was_imported: bool) -> Optional[str]:
 
 
 def _env_read_at() -> dict[str, str]:
-    """When the library reads each environment variable (``backends_fake_flags.yaml``)."""
-    from torchdoctor import tables
+    """When the library reads each environment variable the registry can set (its
+    ``takes_effect``), by variable name."""
+    from torchdoctor.settings import load_registry
 
-    try:
-        data = tables.load(DATA_FILE) or {}
-    except Exception:  # noqa: BLE001
-        return {}
-    return {
-        k: str((v or {}).get("when", "torch-import"))
-        for k, v in (data.get("env_read_at") or {}).items()
-    }
+    return {s.getter.env: s.takes_effect.when for s in load_registry().settings.values()
+            if s.getter is not None and s.getter.env and s.takes_effect is not None}
 
 
 def _import_torch(facts: Facts) -> Any:
@@ -244,27 +238,20 @@ def _cuda_available(torch: Any) -> bool:
         return False
 
 
-def read_settings() -> dict[str, Any]:
-    """Every setting of the torch imported here, as the torch probe reads it (JSON values;
-    ``{"unavailable": reason}`` for a getter that raised); {} when it cannot be read."""
-    from torchdoctor.probes.pytorch import facts_in_process
-
-    try:
-        settings = facts_in_process().model_dump(mode="json")["settings"]
-    except Exception:  # noqa: BLE001 - reading never takes the user's process down
-        return {}
-    return settings if isinstance(settings, dict) else {}
-
-
 def current(torch: Any, key: str) -> Any:
-    """The current value of a registry setting, read like the torch probe reads it."""
-    if key == "seed":
-        try:
-            return int(torch.initial_seed())
-        except Exception:  # noqa: BLE001
-            return NO_GETTER
-    settings = read_settings()
-    return settings[key] if key in settings else NO_GETTER
+    """The current value of a registry setting, read through its getter in the registry the
+    way the torch probe reads it (``NO_GETTER`` when it has none, or torch lacks it)."""
+    from torchdoctor.probes._child_settings import ABSENT, read_one
+    from torchdoctor.settings import load_registry
+
+    setting = load_registry().settings.get(key)
+    if setting is None or setting.getter is None:
+        return NO_GETTER
+    try:
+        value = read_one(torch, key, setting.getter.as_data())
+    except Exception:  # noqa: BLE001 - reading never takes the user's process down
+        return NO_GETTER
+    return NO_GETTER if value is ABSENT else value
 
 
 def _same(value: Any, target: Any) -> bool:

@@ -28,233 +28,51 @@ if __name__ == "__main__":
     sys.path[:] = [p for p in sys.path if _os.path.abspath(p or _os.curdir) != _here]
 
 import json
-import math
 import os
 import signal
 import re
-import traceback
 import types
 import warnings
 
 PHASE_PREFIX = "torchdoctor-child: phase="
 
-# Attribute settings, keyed by the attribute path that sets them.
-ATTRIBUTE_SETTINGS = (
-    "torch.backends.fp32_precision",
-    "torch.backends.cudnn.enabled",
-    "torch.backends.cudnn.benchmark",
-    "torch.backends.cudnn.benchmark_limit",
-    "torch.backends.cudnn.deterministic",
-    "torch.backends.cudnn.allow_tf32",
-    "torch.backends.cudnn.fp32_precision",
-    "torch.backends.cudnn.conv.fp32_precision",
-    "torch.backends.cudnn.rnn.fp32_precision",
-    "torch.backends.cudnn.depthwise_kernel",
-    "torch.backends.cuda.matmul.allow_tf32",
-    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-    "torch.backends.cuda.matmul.allow_fp16_accumulation",
-    "torch.backends.cuda.matmul.fp32_precision",
-    "torch.backends.mkldnn.enabled",
-    "torch.backends.mkldnn.deterministic",
-    "torch.backends.mkldnn.allow_tf32",
-    "torch.backends.mkldnn.fp32_precision",
-    "torch.backends.mkldnn.matmul.fp32_precision",
-    "torch.backends.mkldnn.conv.fp32_precision",
-    "torch.backends.mkldnn.rnn.fp32_precision",
-    "torch.backends.opt_einsum.enabled",
-    "torch.backends.opt_einsum.strategy",
-    "torch.backends.quantized.engine",
-)
 
-# Settings made by a function call, keyed by the setter path, read through the getter.
-FUNCTION_SETTINGS = (
-    ("torch.set_float32_matmul_precision", "torch.get_float32_matmul_precision"),
-    ("torch.use_deterministic_algorithms", "torch.are_deterministic_algorithms_enabled"),
-    ("torch.set_deterministic_debug_mode", "torch.get_deterministic_debug_mode"),
-    ("torch.set_num_threads", "torch.get_num_threads"),
-    ("torch.set_num_interop_threads", "torch.get_num_interop_threads"),
-    ("torch.autograd.set_detect_anomaly", "torch.is_anomaly_enabled"),
-    ("torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.flash_sdp_enabled"),
-    (
-        "torch.backends.cuda.enable_mem_efficient_sdp",
-        "torch.backends.cuda.mem_efficient_sdp_enabled",
-    ),
-    ("torch.backends.cuda.enable_math_sdp", "torch.backends.cuda.math_sdp_enabled"),
-    ("torch.backends.cuda.enable_cudnn_sdp", "torch.backends.cuda.cudnn_sdp_enabled"),
-    (
-        "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp",
-        "torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed",
-    ),
-    (
-        "torch.backends.cuda.preferred_linalg_library",
-        "torch.backends.cuda.preferred_linalg_library",
-    ),
-    ("torch.backends.cuda.preferred_blas_library", "torch.backends.cuda.preferred_blas_library"),
-    ("torch.backends.mha.set_fastpath_enabled", "torch.backends.mha.get_fastpath_enabled"),
-    ("torch.backends.nnpack.set_flags", "torch._C._get_nnpack_enabled"),
-)
+def _sibling(name):
+    """A helper module beside this file: imported from the package in-process, loaded by
+    path as a script (this directory is not on sys.path then, see above)."""
+    if __package__:
+        import importlib
 
-_ABSENT = object()
+        return importlib.import_module(__package__ + "." + name)
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("torchdoctor_child_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-# --------------------------------------------------------------------------------------
-# small helpers
-# --------------------------------------------------------------------------------------
+_settings = _sibling("_child_settings")  # reading settings through the registry's getters
+_ABSENT, _unavailable, _first_line, _try = (
+    _settings.ABSENT, _settings._unavailable, _settings._first_line, _settings._try)
+_jsonable, _enum_name, _lookup, _resolve = (
+    _settings._jsonable, _settings._enum_name, _settings._lookup, _settings._resolve)
+_parse = _sibling("_child_parse")  # parsing torch's printed text (import failures, versions)
+_dotted_version, _cudnn_int_version, _nccl_int_version = (
+    _parse._dotted_version, _parse._cudnn_int_version, _parse._nccl_int_version)
+_config_version, _mkl_version, _mkldnn_version, _openmp_version = (
+    _parse._config_version, _parse._mkl_version, _parse._mkldnn_version, _parse._openmp_version)
+_missing_library, _missing_symbol, import_failure, failure_from_text, namespace_failure = (
+    _parse._missing_library, _parse._missing_symbol, _parse.import_failure,
+    _parse.failure_from_text, _parse.namespace_failure)
 
 
-def _unavailable(reason):
-    return {"unavailable": reason}
-
-
-def _first_line(exc):
-    """``Type: first line of the message`` (torch appends C++ stack traces to messages)."""
-    text = str(exc).strip().splitlines()
-    return "{}: {}".format(type(exc).__name__, text[0].strip() if text else "")
-
-
-def _try(what, fn):
-    try:
-        return fn()
-    except Exception as exc:  # noqa: BLE001 - one failure costs one field
-        return _unavailable(f"{what} failed: {_first_line(exc)}")
-
-
-def _jsonable(value):
-    if value is None or isinstance(value, (bool, int, float, str)):
-        if isinstance(value, float) and math.isnan(value):  # NaN is not JSON
-            return str(value)
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    name = getattr(value, "name", None)  # pybind11 / Python enums
-    if isinstance(name, str):
-        return name.lower()
-    return str(value)
-
-
-def _enum_name(value):
-    """``_LinalgBackend.Default`` -> ``"default"`` (the string the setter accepts)."""
-    name = getattr(value, "name", None)
-    if not isinstance(name, str):
-        name = str(value).rsplit(".", 1)[-1]
-    return name.lower()
-
-
-def _dotted_version(parts):
-    return ".".join(str(p) for p in parts)
-
-
-def _cudnn_int_version(v):
-    """cuDNN version integer -> "9.10.2" (cuDNN >= 9: M*10000+m*100+p; before: M*1000+m*100+p)."""
-    v = int(v)
-    if v >= 90000:
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
-
-
-def _nccl_int_version(v):
-    """NCCL_VERSION_CODE -> "2.27.3" (>= 2.9: M*10000+m*100+p; before: M*1000+m*100+p)."""
-    v = int(v)
-    if v >= 10000:
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
-
-
-def _is_plain_module(obj):
-    return type(obj) is types.ModuleType
-
-
-def _lookup(obj, name):
-    """The real attribute ``name`` of ``obj``: its value, ``_ABSENT``, or raises (getter failed).
-
-    ``torch.backends`` modules silently accept any assignment, so existence is judged
-    without trusting ``hasattr``: on the PropModule-style modules (cudnn, mkldnn,
-    opt_einsum, quantized, backends itself) a name is real when the class defines it or the
-    original module (``.m``) does; on the attribute controllers (``cuda.matmul``,
-    ``cudnn.conv``) an unknown name raises AttributeError (AssertionError before 1.12).
-    """
-    if isinstance(obj, types.ModuleType):
-        if not _is_plain_module(obj):
-            defined = any(
-                name in vars(k) for k in type(obj).__mro__ if k not in (types.ModuleType, object)
-            )
-            inner = obj.__dict__.get("m")
-            if not defined and isinstance(inner, types.ModuleType):
-                defined = name in vars(inner)
-            if not defined:
-                return _ABSENT
-            return getattr(obj, name)
-        if name in vars(obj):
-            return getattr(obj, name)
-        return _ABSENT
-    try:
-        return getattr(obj, name)
-    except AttributeError:
-        return _ABSENT
-    except AssertionError as exc:
-        if "Unknown attribute" in str(exc):
-            return _ABSENT
-        raise
-
-
-def _resolve(torch, path):
-    """Object at ``torch.a.b`` (``_ABSENT`` when a component does not exist); may raise."""
-    obj = torch
-    parts = path.split(".")[1:]
-    for i, part in enumerate(parts):
-        value = _lookup(obj, part)
-        if (
-            value is _ABSENT
-            and isinstance(obj, types.ModuleType)
-            and i < len(parts) - 1
-            and sys.modules.get("torch") is torch
-        ):
-            # a submodule the running version has but did not bind as an attribute
-            modname = "torch." + ".".join(parts[: i + 1])
-            mod = sys.modules.get(modname)
-            value = mod if mod is not None else _ABSENT
-        if value is _ABSENT:
-            return _ABSENT
-        obj = value
-    return obj
-
-
-# --------------------------------------------------------------------------------------
-# the facts
-# --------------------------------------------------------------------------------------
-
-
-def read_settings(torch):
-    """Current value of every real setting the running torch has, by settings key."""
-    settings = {}
-    for key in ATTRIBUTE_SETTINGS:
-        try:
-            value = _resolve(torch, key)
-        except Exception as exc:  # noqa: BLE001 - e.g. the mixed legacy/new TF32 API state
-            settings[key] = _unavailable(f"reading {key} failed: {_first_line(exc)}")
-            continue
-        if value is not _ABSENT:
-            settings[key] = _jsonable(value)
-    for setter, getter in FUNCTION_SETTINGS:
-        try:
-            set_fn = _resolve(torch, setter)
-            get_fn = _resolve(torch, getter)
-        except Exception:  # noqa: BLE001 - a module that fails to resolve has no such setting
-            continue
-        if set_fn is _ABSENT or get_fn is _ABSENT or not callable(set_fn) or not callable(get_fn):
-            continue
-        try:
-            value = get_fn()
-        except Exception as exc:  # noqa: BLE001
-            settings[setter] = _unavailable(f"{getter}() failed: {_first_line(exc)}")
-            continue
-        if setter.endswith("_library"):
-            value = _enum_name(value)
-        settings[setter] = _jsonable(value)
-    return settings
+def read_settings(torch, getters=None):
+    """Current value of every real setting the running torch has, by settings key, read
+    through the getters of the settings registry (``rules/settings.yaml``; ``getters``: the
+    ``[(key, getter)]`` of a registry already loaded)."""
+    return _settings.read(torch, getters)
 
 
 def _config_show(torch):
@@ -269,34 +87,6 @@ def _parallel_info(torch):
     if cfg is None or not hasattr(cfg, "parallel_info"):
         return None
     return cfg.parallel_info()
-
-
-def _config_version(prefix):
-    """The last word of the first line of torch.__config__.show() naming ``prefix``, the way
-    collect_env reads "HIP Runtime" and "MIOpen" on ROCm builds."""
-    def parse(show):
-        for line in show.splitlines():
-            if prefix in line and line.split():
-                return line.rsplit(None, 1)[-1]
-        return None
-    return parse
-
-
-def _mkl_version(show):
-    m = re.search(r"Math Kernel Library Version ([\d.]+\d)", show)
-    return m.group(1) if m else None
-
-
-def _mkldnn_version(show):
-    m = re.search(r"(?:MKL-DNN|oneDNN|Deep Neural Network Library)[^\n]*?\bv(\d+(?:\.\d+)+)", show)
-    return m.group(1) if m else None
-
-
-def _openmp_version(info):
-    m = re.search(r"^\s*OpenMP (\d+)(?: \(a\.k\.a\. OpenMP ([\d.]+)\))?", info, re.MULTILINE)
-    if not m:
-        return None
-    return m.group(2) or m.group(1)
 
 
 def _cpu_capability(torch, show):
@@ -445,20 +235,21 @@ def _read_cuda(torch, init_cuda):
     return out
 
 
-def read_facts(torch, init_cuda=True, phase=None):
+def read_facts(torch, init_cuda=True, phase=None, getters=None):
     """Every TorchFacts field (but python_executable) of an imported torch, as JSON-able data.
 
     ``init_cuda=False`` (in-process use) reads CUDA devices only when CUDA is already
     initialised: initialising it in a user's process would break fork-based workers.
-    ``phase(name)`` is called before the CUDA part ("cuda") and the rest ("read").
+    ``phase(name)`` is called before the CUDA part ("cuda") and the rest ("read");
+    ``getters``: the settings registry's, when the caller has it loaded (see read_settings).
     """
     phase = phase or (lambda name: None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _read_facts(torch, init_cuda, phase)
+        return _read_facts(torch, init_cuda, phase, getters)
 
 
-def _read_facts(torch, init_cuda, phase):
+def _read_facts(torch, init_cuda, phase, getters=None):
     version = getattr(torch, "version", None)
     facts = {
         "import_status": "ok",
@@ -574,7 +365,7 @@ def _read_facts(torch, init_cuda, phase):
         facts["deterministic_warn_only"] = False  # before 1.11 there was no warn-only mode
     else:
         facts["deterministic_warn_only"] = facts["deterministic_algorithms"]
-    facts["settings"] = _try("reading torch settings", lambda: read_settings(torch))
+    facts["settings"] = _try("reading torch settings", lambda: read_settings(torch, getters))
     facts.update(_loaded_libraries_or_reason(torch))
     return facts
 
@@ -899,89 +690,6 @@ def read_loaded_libraries(torch):
 # --------------------------------------------------------------------------------------
 # import failures
 # --------------------------------------------------------------------------------------
-
-
-def _missing_library(message):
-    m = re.search(r"([\w.+-]+\.so(?:\.\d+)*)\s*:\s*cannot open shared object file", message)
-    if m:
-        return m.group(1)
-    m = re.search(r"Library not loaded:\s*(\S+)", message)
-    if m:
-        return m.group(1).rsplit("/", 1)[-1]
-    m = re.search(r"([\w.+-]+\.dll)\b", message, re.IGNORECASE)
-    if m:
-        return m.group(1)
-    if re.search(r"undefined symbol|Symbol not found|not found \(required by", message):
-        return None  # the library named there is present; a symbol in it is not
-    m = re.search(r"lib[\w.+-]+\.so(?:\.\d+)*", message)
-    return m.group(0) if m else None
-
-
-def _missing_symbol(message):
-    for pattern in (
-        r"undefined symbol:\s*(\S+)",
-        r"Symbol not found:\s*(\S+)",
-        r"version [`'](\S+?)' not found",
-    ):
-        m = re.search(pattern, message)
-        if m:
-            return m.group(1)
-    return None
-
-
-def import_failure(exc):
-    """The status fields for an exception ``import torch`` raised."""
-    line = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    message = str(exc)
-    not_installed = isinstance(exc, ImportError) and (
-        getattr(exc, "name", None) == "torch"
-        or (getattr(exc, "name", None) is None and message.strip() == "No module named 'torch'")
-    )
-    if not_installed and isinstance(exc, ModuleNotFoundError):
-        return {
-            "import_status": "not-installed",
-            "import_error": line,
-            "missing_library": None,
-            "missing_symbol": None,
-            "signal": None,
-        }
-    return {
-        "import_status": "import-error",
-        "import_error": line,
-        "missing_library": _missing_library(message),
-        "missing_symbol": _missing_symbol(message),
-        "signal": None,
-    }
-
-
-def failure_from_text(kind, message):
-    """Status fields from an exception's printed form (``ImportError: libcudnn.so.9: ...``),
-    as found in a traceback pasted next to a report."""
-    if kind == "ModuleNotFoundError" and message.strip() in ("No module named 'torch'", 'No module named "torch"'):
-        return {"import_status": "not-installed", "import_error": kind + ": " + message,
-                "missing_library": None, "missing_symbol": None, "signal": None}
-    return {
-        "import_status": "import-error",
-        "import_error": kind + ": " + message,
-        "missing_library": _missing_library(message),
-        "missing_symbol": _missing_symbol(message),
-        "signal": None,
-    }
-
-
-def namespace_failure(torch):
-    """Status fields when ``torch`` imported as an empty namespace package (leftover dir)."""
-    if getattr(torch, "__file__", None) is not None:
-        return None
-    where = ", ".join(list(getattr(torch, "__path__", []) or []))
-    return {
-        "import_status": "import-error",
-        "import_error": f"torch imported as an empty namespace package from {where or '?'} "
-        "(a directory left behind by an incomplete install or uninstall)",
-        "missing_library": None,
-        "missing_symbol": None,
-        "signal": None,
-    }
 
 
 # --------------------------------------------------------------------------------------

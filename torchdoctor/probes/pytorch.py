@@ -101,7 +101,12 @@ def facts_in_process() -> TorchFacts:
     if failure is not None:
         data.update(failure)
         return _failed(data, _reason_for(data, python))
-    data.update(_torch_child.read_facts(torch, init_cuda=False))
+    from torchdoctor.settings import load_registry
+
+    # the settings are read back through the registry's getters (the child, run as a script,
+    # reads the same getters from the shipped rules/settings.yaml itself)
+    getters = load_registry().getters()
+    data.update(_torch_child.read_facts(torch, init_cuda=False, getters=getters))
     return _validate(data, python)
 
 
