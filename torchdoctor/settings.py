@@ -342,7 +342,7 @@ def _check_kind(setting: Setting) -> None:
 
 def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[str, Observed]:
     if raw is None:
-        return {}
+        raw = {}
     if not isinstance(raw, dict):
         raise RuleFileError(f"{path}: 'observed' must be a mapping")
     out: dict[str, Observed] = {}
