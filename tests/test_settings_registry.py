@@ -104,6 +104,15 @@ def test_observed_entries_are_not_settings_and_real_look_alikes_are_observed(tmp
         assert (name in REG.observed) == (relation in ("legacy", "new-api")), name
 
 
+def test_every_fake_look_alike_has_a_did_you_mean():
+    """A fake look-alike is one the in-process audit names with the real statement."""
+    from torchdoctor import tables
+
+    fakes = set((tables.load("backends_fake_flags") or {}).get("fakes") or {})
+    named = {a.name for s in REG.settings.values() for a in s.look_alikes if a.relation == "fake"}
+    assert named and named <= fakes
+
+
 def test_the_child_scans_exactly_the_getters_yaml_parses():
     text = (default_rules_dir() / "settings.yaml").read_text(encoding="utf-8")
     assert _child_settings.scan(text) == REG.getters()

@@ -13,7 +13,9 @@ Constraints: standard library only, Python >= 3.8, never imports torchdoctor (it
 the *target* interpreter, which may not have torchdoctor or pydantic), nothing slow beyond
 ``import torch`` (no subprocess, no collect_env), no tensor is ever created, and every item
 is read in its own ``try`` so one failure costs one field: ``{"unavailable": "<reason>"}``.
-Every API is feature-tested, so torch 0.4 ... 2.13 all work.
+Every API is feature-tested, so torch 0.4 ... 2.13 all work. Its sibling helpers
+(``_child_settings.py``: settings read back through the getters of ``rules/settings.yaml``;
+``_child_parse.py``: import failures and version strings) keep the same constraints.
 """
 
 import sys
