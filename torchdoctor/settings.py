@@ -328,7 +328,7 @@ def _check_kind(setting: Setting) -> None:
             raise ValueError("an env setting needs `takes_effect` (when the library reads it)")
     elif kind in ("assign", "call"):
         if getter is None or getter.env is not None:
-            raise ValueError(f"apply() sets a `{kind}` setting: it needs a `getter` "
+            raise ValueError(f"apply() sets this `{kind}` setting: it needs a `getter` "
                              "({attribute: torch.a.b} or {call: torch.get_x}) to read it back")
     elif not setting.uses:
         raise ValueError("a code setting needs `uses` (the constant it defines and how user code takes it)")

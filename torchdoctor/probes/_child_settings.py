@@ -228,12 +228,15 @@ def read_one(torch, key, getter):
             return _unavailable(f"reading {path} failed: {_first_line(exc)}")
         return value if value is ABSENT else _jsonable(value)
     path = getter["call"]
+    has_setter = key.startswith("torch.")  # the key names the setting's own function
     try:
-        set_fn = _resolve(torch, key) if key.startswith("torch.") else len
+        set_fn = _resolve(torch, key) if has_setter else None
         get_fn = _resolve(torch, path)
     except Exception:  # noqa: BLE001 - a module that fails to resolve has no such setting
         return ABSENT
-    if set_fn is ABSENT or get_fn is ABSENT or not callable(set_fn) or not callable(get_fn):
+    if get_fn is ABSENT or not callable(get_fn):
+        return ABSENT
+    if has_setter and (set_fn is ABSENT or not callable(set_fn)):
         return ABSENT
     try:
         value = get_fn()
