@@ -45,14 +45,8 @@ class FakeFlag(Sourced):
     references: list[StrictStr] = []
 
 
-class EnvReadAt(Sourced):
-    when: StrictStr
-    references: list[StrictStr] = []
-
-
 class BackendsFakeFlags(Open):
     fakes: dict[StrictStr, FakeFlag]
-    env_read_at: dict[StrictStr, EnvReadAt] = {}
 
 
 class WhyWhen(Closed):
