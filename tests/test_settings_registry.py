@@ -131,13 +131,24 @@ def test_env_timing_lives_in_the_registry():
     assert set(read_at) == {k[4:] for k, s in REG.settings.items() if s.kind == "env"}
 
 
-def test_snippet_names_the_constants_the_registry_declares():
-    """Until each planned setting carries its `uses` into the Report, the snippet's list of
-    code constants must be the registry's (one source, checked)."""
-    from torchdoctor.render import snippet
+@pytest.mark.parametrize("task", ["llm-training", "classification", "research-repro", "llm-inference"])
+def test_snippet_names_how_user_code_takes_each_constant_from_the_registry(task):
+    """The snippet's "Values for your own code" line comes from the plan's settings, each
+    carrying its registry `uses` (no list of constants in the renderer)."""
+    from torchdoctor.api import plan_report
+    from torchdoctor.rules import load_rules
+    from torchdoctor.synthetic import facts_for_gpu
+    from torchdoctor.workload import build_workload
 
-    declared = {(u.name, u.how) for s in REG.settings.values() for u in s.uses}
-    assert set(snippet._CODE_USES) == declared
+    report = plan_report(load_rules(), facts_for_gpu("8x H100"), build_workload(task))
+    wanted = [u.how for rec in report.settings for u in REG.settings[rec.key].uses]
+    assert [rec.uses for rec in report.settings] == [[u.how for u in REG.settings[rec.key].uses]
+                                                    for rec in report.settings]
+    help_text = " ".join(line.lstrip("#") for line in report.snippet.splitlines()
+                         if line.startswith("#"))
+    for how in wanted:
+        assert how in " ".join(help_text.split()), how
+    assert bool(wanted) == ("Values for your own code" in report.snippet)
 
 
 @pytest.mark.torch

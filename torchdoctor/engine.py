@@ -461,7 +461,8 @@ def resolve_plan(
     # the statement that applies each setting for the target torch, written once here from the
     # registry: every view (snippet, terminal, Markdown) shows this code, never `key = value`
     plan = [rec.model_copy(update={"code": registry[rec.key].render(rec.value, torch_version),
-                                   "guard": registry[rec.key].guard})
+                                   "guard": registry[rec.key].guard,
+                                   "uses": [use.how for use in registry[rec.key].uses]})
             for rec in plan]
     return plan, dropped
 

@@ -99,6 +99,9 @@ class SettingRec(_Model):
     registry, when the plan is resolved); every view shows this, never ``key = value``."""
     guard: Optional[str] = None
     """``cuda``: the code runs only where CUDA is available (the snippet guards it)."""
+    uses: list[str] = []
+    """How the user's own code takes the constants this code defines (the registry's ``uses``:
+    ``DataLoader(**DATALOADER_KWARGS)``); empty for settings that apply themselves."""
 
 
 class DroppedSetting(_Model):

@@ -54,7 +54,7 @@ def render(report: Report) -> str:
         workload=described,
         groups=groups,
         code_names=_code_names(groups["code"]),
-        code_help=_code_help(groups["code"]),
+        code_help=_code_help(report, groups["code"]),
     )
 
 
@@ -74,25 +74,12 @@ def _code_names(lines: list[str]) -> dict[str, bool]:
     return {"DATALOADER_KWARGS": "DATALOADER_KWARGS[" in text}
 
 
-# how the user's own code takes each constant the snippet defines
-_CODE_USES = (
-    ("DATALOADER_KWARGS", "DataLoader(**DATALOADER_KWARGS)"),
-    ("AUTOCAST_DTYPE", "torch.autocast(..., dtype=AUTOCAST_DTYPE)"),
-    ("MEMORY_FORMAT", "model.to(memory_format=MEMORY_FORMAT)"),
-    ("SCALER", "SCALER.scale(loss).backward()"),
-    ("MODEL_DTYPE", "model.to(MODEL_DTYPE)"),
-    ("FSDP_MP_POLICY", "fully_shard(module, mp_policy=FSDP_MP_POLICY)"),
-    ("FSDP_MIXED_PRECISION", "FullyShardedDataParallel(model, mixed_precision=FSDP_MIXED_PRECISION)"),
-)
-
-
-def _code_help(lines: list[str]) -> list[str]:
-    """The comment above the code values, naming only the constants this snippet defines
+def _code_help(report: Report, lines: list[str]) -> list[str]:
+    """The comment above the code values: how the user's code takes each constant the plan's
+    settings define (their registry ``uses``, carried in the plan), once each, in plan order
     (wrapped between uses, never inside one)."""
-    import re
-
     text = "\n".join(lines)
-    uses = [use for name, use in _CODE_USES if re.search(rf"^{name}\b", text, re.MULTILINE)]
+    uses = list(dict.fromkeys(use for rec in report.settings for use in rec.uses))
     if "torch.cuda.amp.autocast()" in text:  # torch < 1.10: no torch.autocast(dtype=...)
         uses = ["torch.cuda.amp.autocast() (float16 only)" if u.startswith("torch.autocast") else u
                 for u in uses]
