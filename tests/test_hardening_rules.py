@@ -10,13 +10,12 @@ Every command runs in-process through ``torchdoctor.cli.main`` in a thread that 
 from __future__ import annotations
 
 import os
-import threading
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from torchdoctor.cli import main
+from tests.test_faults import cli
 
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="FIFOs and /dev/zero")
 LIMIT_S = 60.0
@@ -24,22 +23,9 @@ LIMIT_S = 60.0
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
-    box: dict = {}
-
-    def target() -> None:
-        try:
-            box["code"] = main([str(a) for a in args])
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-            box["exc"] = exc
-
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    worker.join(LIMIT_S)
-    assert not worker.is_alive(), f"torchdoctor {' '.join(map(str, args))} hung"
-    if "exc" in box:
-        raise box["exc"]
-    out, err = capsys.readouterr()
-    return box["code"], out, err
+    """``torchdoctor ARGS`` in-process, failing if it hangs (test_faults' runner)."""
+    result = cli(capsys, *(str(a) for a in args), limit=LIMIT_S)
+    return result.code, result.out, result.err
 
 
 def one_line(code: int, out: str, err: str, *words: str) -> str:

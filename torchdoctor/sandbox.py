@@ -258,18 +258,7 @@ def _join(value: Any, d: Any = "", attribute: Any = None, *, env: Any = None) ->
 
         getter = make_attrgetter(env, attribute)
         items = [getter(x) for x in items]
-    sep = str(d)
-    total = len(sep) * max(len(items) - 1, 0)
-    if total > MAX_VALUE:
-        raise _too_big("join", total)
-    parts = []
-    for item in items:
-        text = str(item)
-        total += len(text)
-        if total > MAX_VALUE:
-            raise _too_big("join", total)
-        parts.append(text)
-    return _out(sep.join(parts))
+    return _bounded_join(str(d), items, "join")
 
 
 def _wrap_filter(name: str, func: Any, env: Any) -> Any:
@@ -355,15 +344,23 @@ def _iter_filter(value: Any) -> Iterator:
 
 
 def _concat_filter(parts: list) -> str:
-    total = 0
+    return _bounded_join("", parts, "'~'")
+
+
+def _bounded_join(sep: str, items: Iterable, what: str) -> str:
+    """``sep.join(str(x) for x in items)``, refused before the result passes MAX_VALUE."""
+    items = list(items)
+    total = len(sep) * max(len(items) - 1, 0)
+    if total > MAX_VALUE:
+        raise _too_big(what, total)
     texts = []
-    for part in parts:
-        text = str(part)
+    for item in items:
+        text = str(item)
         total += len(text)
         if total > MAX_VALUE:
-            raise _too_big("'~'", total)
+            raise _too_big(what, total)
         texts.append(text)
-    return _out("".join(texts))
+    return _out(sep.join(texts))
 
 
 @functools.lru_cache(maxsize=1)
