@@ -160,3 +160,96 @@ def test_known_paths_are_checked_at_load():
     assert "system.machin" in fact_paths('fact_or("system.machin")')
     paths = fact_paths('known("torch.verison")')
     assert "torch.verison" in paths and check_fact_path("torch.verison")
+
+
+# ----------------------------------------------------------------------------------------
+# for_each: one finding per item of a list fact
+# ----------------------------------------------------------------------------------------
+
+FOR_EACH_RULE = """\
+id: {id}
+severity: warning
+category: performance
+summary: s
+why: w
+for_each: {for_each}
+{extra}when: {when}
+message: "{{{{ item.attribute }}}} is dead"
+fix: f
+references: [https://pytorch.org/docs/stable/backends.html]
+examples:
+  fires:
+    - name: one dead
+      facts: {{torch: {{dead_attributes: [{{attribute: a, value: "1", value_type: int}}]}}}}
+  ok:
+    - name: none
+      facts: {{torch: {{dead_attributes: []}}}}
+"""
+
+
+def _for_each_rule(tmp_path, rule_id="each-dead", for_each="torch.dead_attributes",
+                   when="item.replaced is None", extra=""):
+    from torchdoctor.rules import load_rule_file
+
+    path = tmp_path / f"{rule_id}.yaml"
+    path.write_text(FOR_EACH_RULE.format(id=rule_id, for_each=for_each, when=when, extra=extra))
+    return load_rule_file(path)
+
+
+def _dead(*names, category="performance", replaced=None):
+    from torchdoctor.facts import DeadAttribute
+
+    return [DeadAttribute(attribute=n, value="True", value_type="bool", replaced=replaced,
+                          category=category) for n in names]
+
+
+def test_for_each_rule_gives_one_finding_per_item_that_fires(tmp_path):
+    rule = _for_each_rule(tmp_path, extra="item_category: item.category\n")
+    dead = _dead("torch.backends.cudnn.fastest", "torch.backends.mkl.enabled", category="reproducibility")
+    dead += _dead("torch.backends.cuda.enable_flash_sdp", replaced="function")
+    report = evaluate([rule], Facts(torch=TorchFacts(dead_attributes=dead)))
+    assert sorted(f.message for f in report.findings) == [
+        "torch.backends.cudnn.fastest is dead", "torch.backends.mkl.enabled is dead"]
+    assert {f.category for f in report.findings} == {"reproducibility"}
+    assert evaluate([rule], Facts(torch=TorchFacts(dead_attributes=[]))).findings == []
+
+
+def test_for_each_over_an_unknown_list_is_skipped_with_its_path(tmp_path):
+    rule = _for_each_rule(tmp_path)
+    report = evaluate([rule], Facts(torch=TorchFacts(dead_attributes=Unavailable(unavailable="x"))))
+    assert [(s.id, s.needs) for s in report.skipped] == [("each-dead", "torch.dead_attributes")]
+
+
+def test_an_item_category_that_is_not_a_category_keeps_the_rules(tmp_path):
+    rule = _for_each_rule(tmp_path, extra="item_category: item.attribute\n")
+    report = evaluate([rule], Facts(torch=TorchFacts(dead_attributes=_dead("x"))))
+    assert [f.category for f in report.findings] == ["performance"]
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"for_each": "torch.version"}, "fact 'torch.version' is not a list"),
+    ({"for_each": "torch.dead_attribute"}, "unknown fact 'torch.dead_attribute'"),
+    ({"for_each": "torch.dead_attributes[0]"}, "for_each must be a fact path"),
+    ({"when": "item.atribute == 'x'"}, "unknown fact 'torch.dead_attributes[].atribute'"),
+    ({"extra": "item_category: item.categry\n"}, "item_category: unknown fact"),
+    ({"extra": "recommend: {torch.backends.cudnn.benchmark: false}\n"},
+     "a for_each rule recommends nothing"),
+])
+def test_for_each_mistakes_fail_at_load_with_their_line(tmp_path, changes, words):
+    from torchdoctor.errors import RuleFileError
+
+    with pytest.raises(RuleFileError) as err:
+        _for_each_rule(tmp_path, **changes)
+    assert words in str(err.value)
+    assert str(err.value).startswith(f"{tmp_path / 'each-dead.yaml'}:")
+
+
+def test_item_is_unknown_outside_a_for_each_rule(tmp_path):
+    from torchdoctor.errors import RuleFileError
+    from torchdoctor.rules import load_rule_file
+
+    path = tmp_path / "no-each.yaml"
+    path.write_text(FOR_EACH_RULE.format(id="no-each", for_each="x", when="item is None", extra="")
+                    .replace("for_each: x\n", ""))
+    with pytest.raises(RuleFileError, match="unknown name 'item'|unknown function|item"):
+        load_rule_file(path)

@@ -26,7 +26,7 @@ from torchdoctor.inprocess import (
     ProcessFinding,
     Tf32ApiState,
 )
-from torchdoctor.inprocess.audit import dead_finding, state_rules
+from torchdoctor.inprocess.audit import state_rules
 from torchdoctor.rules import load_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -229,16 +229,31 @@ def test_results_are_frozen_models_that_read_like_the_old_dicts():
 
 
 def test_audit_result_prints_readably_and_dead_findings_keep_their_ids():
+    """The dead-attribute judgement is the rules over the fact torch.dead_attributes: one
+    finding per attribute, the id by what happened, the category from the item."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.facts import DeadAttribute, Facts, TorchFacts
+    from torchdoctor.rules import load_rules
+
     ignored = IgnoredAttribute(attribute="torch.backends.cudnn.benchmrk", value=True,
                                problem="PyTorch has no such setting",
                                did_you_mean="torch.backends.cudnn.benchmark = True")
     replaced = IgnoredAttribute(attribute="torch.backends.cuda.enable_flash_sdp", value=True,
                                 problem="replaced PyTorch's function with a bool", replaced=True,
                                 category="reproducibility")
-    findings = [dead_finding(ignored), dead_finding(replaced)]
-    assert [(f.id, f.category) for f in findings] == [
-        ("backends-setting-ignored", "performance"), ("backends-attribute-replaced", "reproducibility")]
-    assert "did you mean `torch.backends.cudnn.benchmark = True`?" in findings[0].message
+    dead = [DeadAttribute(attribute=i.attribute, value=repr(i.value), value_type="bool",
+                          replaced="function" if i.replaced else None,
+                          did_you_mean=i.did_you_mean, category=i.category)
+            for i in (ignored, replaced)]
+    facts = Facts(torch=TorchFacts(version="2.13.0", dead_attributes=dead))
+    report = evaluate(state_rules(load_rules()), facts, None, command="audit")
+    findings = [ProcessFinding(id=f.id, severity=f.severity, category=f.category, message=f.message)
+                for f in report.findings]
+    assert sorted((f.id, f.category) for f in findings) == [
+        ("backends-attribute-replaced", "reproducibility"), ("backends-setting-ignored", "performance")]
+    by_id = {f.id: f for f in findings}
+    assert "did you mean `torch.backends.cudnn.benchmark = True`?" in by_id["backends-setting-ignored"].message
+    assert "with a bool" in by_id["backends-attribute-replaced"].message
     audit = AuditResult(torch_imported=True, settings={"a": 1}, ignored=[ignored, replaced],
                         tf32_api=Tf32ApiState(), findings=findings)
     text = str(audit)

@@ -8,7 +8,7 @@ import pytest
 
 from torchdoctor.engine import example_facts
 from torchdoctor.paths import default_rules_dir
-from torchdoctor.rules import check_fact_path, fact_paths, load_rules, rule_schema_text
+from torchdoctor.rules import ITEM, check_fact_path, fact_paths, load_rules, rule_schema_text
 from torchdoctor.settings import load_registry
 
 RULES = load_rules()
@@ -39,6 +39,11 @@ def test_settings_schema_json_is_current():
     )
 
 
+def item_binding(rule) -> dict:
+    """``{"item": "<list>[]"}`` for a for_each rule (as the loader binds it), else ``{}``."""
+    return {ITEM: f"{rule.for_each}[]"} if rule.for_each else {}
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
 def test_rule_is_documented(rule):
     for field in ("summary", "why", "fix", "message"):
@@ -49,7 +54,7 @@ def test_rule_is_documented(rule):
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
 def test_rule_paths_and_examples_are_real(rule):
-    for path in fact_paths(rule.when):
+    for path in fact_paths(rule.when, item_binding(rule)):
         assert check_fact_path(path) is None, f"{rule.id}: {check_fact_path(path)}"
     for group in ("fires", "ok", "skips"):
         for ex in getattr(rule.examples, group):
@@ -78,6 +83,7 @@ def test_message_reads_only_facts_when_reads(rule):
     elsewhere = [n for n in ast_.find_all(nodes.Name) if n.ctx == "load" and all(n is not m for m in inside)]
     roots -= {n.name for n in inside} - {n.name for n in elsewhere}
     when_roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
+    when_roots |= set(item_binding(rule))  # a for_each rule's `item`
     from torchdoctor.engine import functions
 
     unknown = roots - when_roots - set(functions()) - {"known", "fact_or"}  # as in `when`

@@ -19,6 +19,7 @@ from torchdoctor.version import __version__
 from torchdoctor.errors import RuleConflictError, RuleFileError
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 from torchdoctor.report import (
+    CATEGORIES,
     DroppedSetting,
     Finding,
     Overridden,
@@ -27,7 +28,7 @@ from torchdoctor.report import (
     Skipped,
     sort_findings,
 )
-from torchdoctor.rules import PRECEDENCE_RANK, Expr, Rule
+from torchdoctor.rules import ITEM, PRECEDENCE_RANK, Expr, Rule
 from torchdoctor.safeio import clip
 from torchdoctor.settings import Registry, load_registry
 from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and tests name them here
@@ -245,10 +246,48 @@ class Outcome:
     recommend: Optional[dict[str, Any]] = None
     needs: str = ""
     reason: str = ""
+    category: Optional[str] = None
+    """The finding's category where a for_each rule's ``item_category`` set it."""
 
 
-def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Outcome:
+def outcomes(rule: Rule, facts: Facts, workload: Optional[Workload]) -> list[Outcome]:
+    """The rule's outcome, or for a ``for_each`` rule one per item that fired (``ok`` when
+    none did; ``skipped`` when the list is unknown; an item whose condition reads a fact that
+    is unknown for it is passed over)."""
+    if rule.for_each is None:
+        return [evaluate_rule(rule, facts, workload)]
     names = views(facts, workload, strict=True)
+    try:
+        items = list(make_evaluator(names).eval(rule.for_each))
+    except FactUnavailable as exc:
+        return [Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)]
+    except Exception as exc:  # noqa: BLE001 - not a list after all: a rule bug
+        return [Outcome(rule, "error", reason=f"for_each: {_reason(exc)}")]
+    fired: list[Outcome] = []
+    for item in items:
+        out = evaluate_rule(rule, facts, workload, {ITEM: item})
+        if out.status == "error":
+            return [out]
+        if out.status == "fired":
+            fired.append(out)
+    return fired or [Outcome(rule, "ok")]
+
+
+def _item_category(rule: Rule, ev: EvalWithCompoundTypes) -> Optional[str]:
+    if rule.item_category is None:
+        return None
+    try:
+        value = ev.eval(f"({rule.item_category})")
+    except Exception:  # noqa: BLE001 - an unknown category keeps the rule's own
+        return None
+    return value if isinstance(value, str) and value in CATEGORIES else None
+
+
+def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload],
+                  bound: Optional[dict[str, Any]] = None) -> Outcome:
+    """One evaluation of the rule; ``bound`` adds names (``item`` of a for_each rule)."""
+    names = views(facts, workload, strict=True)
+    names.update(bound or {})
     ev = make_evaluator(names)
     try:
         fired = bool(ev.eval(f"({rule.when})"))
@@ -270,7 +309,8 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Out
                 return Outcome(rule, "error", reason=f"recommend {key}: {_reason(exc)}")
         else:
             recommend[key] = value
-    return Outcome(rule, "fired", message=render_message(rule, facts, workload), recommend=recommend)
+    return Outcome(rule, "fired", message=render_message(rule, facts, workload, bound),
+                   recommend=recommend, category=_item_category(rule, ev))
 
 
 def _as_typed(text: Any) -> str:
@@ -289,7 +329,8 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(text.split())[:300]}"
 
 
-def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
+def render_message(rule: Rule, facts: Facts, workload: Optional[Workload],
+                   bound: Optional[dict[str, Any]] = None) -> str:
     """The rule's message, rendered in the sandbox (:mod:`torchdoctor.sandbox`).
 
     What the message *does* wrong (call a function it may not, reach a private attribute,
@@ -299,9 +340,10 @@ def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> st
     from torchdoctor import sandbox
 
     fns = functions()
-    strict = make_evaluator(views(facts, workload, strict=True)).functions
+    strict = make_evaluator({**views(facts, workload, strict=True), **(bound or {})}).functions
     fns["known"], fns["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
     context = views(facts, workload, strict=False)
+    context.update(bound or {})
     context.update(fns)
     try:
         text = sandbox.render(rule.message, context, fns)
@@ -346,24 +388,24 @@ def evaluate(
         if rule.id in ignored:
             continue
         evaluated += 1
-        out = evaluate_rule(rule, facts, workload)
-        if out.status == "skipped":
-            skipped.append(Skipped(id=rule.id, needs=out.needs, reason=out.reason))
-        elif out.status == "error":
-            skipped.append(Skipped(id=rule.id, needs="(rule error)", reason=out.reason))
-        elif out.status == "fired":
-            fired.append(out)
-            findings.append(
-                Finding(
-                    id=rule.id,
-                    severity=rule.severity,
-                    category=rule.category,
-                    message=out.message,
-                    summary=rule.summary,
-                    fix=rule.fix.strip(),
-                    references=rule.references,
+        for out in outcomes(rule, facts, workload):
+            if out.status == "skipped":
+                skipped.append(Skipped(id=rule.id, needs=out.needs, reason=out.reason))
+            elif out.status == "error":
+                skipped.append(Skipped(id=rule.id, needs="(rule error)", reason=out.reason))
+            elif out.status == "fired":
+                fired.append(out)
+                findings.append(
+                    Finding(
+                        id=rule.id,
+                        severity=rule.severity,
+                        category=out.category or rule.category,
+                        message=out.message,
+                        summary=rule.summary,
+                        fix=rule.fix.strip(),
+                        references=rule.references,
+                    )
                 )
-            )
     for problem in facts.problems:
         findings.append(Finding(id="probe-problem", severity="warning", category="probe", message=problem))
     for note in facts.notes:
@@ -537,7 +579,10 @@ def run_example(rule: Rule, group: str, ex: Any) -> ExampleResult:
         facts, workload = example_facts(ex.facts)
     except Exception as exc:  # noqa: BLE001 - a bad example is a failed example
         return result(False, f"example facts invalid: {str(exc).splitlines()[0:3]}")
-    out = evaluate_rule(rule, facts, workload)
+    outs = outcomes(rule, facts, workload)
+    # a for_each rule fires when any item does; its first firing is the one compared
+    out = next((o for o in outs if o.status in ("error", "skipped")), None) or \
+        next((o for o in outs if o.status == "fired"), outs[0])
     expected = {"fires": "fired", "ok": "ok", "skips": "skipped"}[group]
     if out.status != expected:
         extra = f" (needs {out.needs}: {out.reason})" if out.status == "skipped" else ""

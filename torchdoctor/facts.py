@@ -88,6 +88,29 @@ class TorchDevice(_Model):
 LibrarySource = Literal["wheel", "other"]
 
 
+class DeadAttribute(_Model):
+    """An attribute under ``torch.backends`` that PyTorch does not have (a fake or misspelt
+    setting: assigning it sets nothing), or one that replaced a real function, class, module
+    or object with a plain value (``enable_flash_sdp = True``). Observed by audit() in the
+    process that assigned it; the judgement is the rules reading ``torch.dead_attributes``."""
+
+    attribute: str
+    """Its dotted path, e.g. torch.backends.cudnn.benchmrk."""
+    value: str
+    """The assigned value as Python writes it (``True``, ``'tf32'``; cut at 80 characters)."""
+    value_type: str
+    """The assigned value's type name (``bool``)."""
+    replaced: Optional[str] = None
+    """What it replaced ("function", "module", "cuFFTPlanCacheManager object"), or None when
+    torch has no such name."""
+    did_you_mean: Optional[str] = None
+    """A statement that is safe to paste instead, or None when nothing is close."""
+    note: Optional[str] = None
+    """More from rules/data/backends_fake_flags.yaml, when the attribute is listed there."""
+    category: str = "performance"
+    """What a mistake with it costs (backends_fake_flags.yaml can say reproducibility)."""
+
+
 class LoadedLibrary(_Model):
     """One native library file the torch process had loaded (Linux, from /proc/self/maps)."""
 
@@ -210,6 +233,10 @@ class TorchFacts(_Model):
     settings: Maybe[dict[str, Maybe[Any]]] = _field()
     """Current value of every real torch.backends setting and SDPA switch, by settings key
     (e.g. "torch.backends.cudnn.benchmark"); a getter that raised is Unavailable."""
+    dead_attributes: Maybe[list[DeadAttribute]] = []
+    """Attributes under torch.backends that set nothing or replaced a real one, as the running
+    process left them: observed by audit(); empty elsewhere, since check's child and the
+    interpreter that wrote a pasted report are fresh processes that assigned nothing."""
     wheel_library_dirs: Maybe[list[str]] = _field()
     """torch's own library directories, resolved: torch/lib, torch.libs (auditwheel), and,
     where torch's metadata requires nvidia-* wheels (or it loaded from them), their nvidia/*/lib

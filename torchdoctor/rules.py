@@ -72,6 +72,13 @@ class Rule(_M):
     tags: list[str] = []
     summary: str
     why: str
+    for_each: Optional[str] = None
+    """A fact path naming a list (``torch.dead_attributes``): the rule is judged once per item,
+    which ``when``, ``message`` and ``item_category`` read as ``item``, and each item that
+    fires is one finding. Such a rule recommends nothing."""
+    item_category: Optional[str] = None
+    """With ``for_each``: an expression giving the finding's category per item (a value that
+    is not a category keeps ``category``)."""
     when: str
     message: str
     recommend: dict[str, Union[Expr, bool, int, float, str]] = {}
@@ -249,8 +256,9 @@ def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, di
 
     if rule.id != path.stem:
         raise fail("id", f"rule id '{rule.id}' must equal the file name {clip(path.stem)}")
+    bound = _item_binding(rule, fail)
     try:
-        paths = fact_paths(rule.when)
+        paths = fact_paths(rule.when, bound)
     except SyntaxError as exc:
         raise fail("when", f"'when' is not a valid expression: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
@@ -259,16 +267,19 @@ def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, di
         problem = check_fact_path(p)
         if problem:
             raise fail("when", problem)
-    unknown = called_functions(rule.when) - message_names()
+    unknown = called_functions(rule.when) - message_names(bound)
     if unknown:
         raise fail("when", f"'when' calls an unknown function '{sorted(unknown)[0][:60]}'")
     try:
-        for p in sorted(message_fact_paths(rule.message)):
+        for p in sorted(message_fact_paths(rule.message, bound)):
             problem = check_fact_path(p)
             if problem:
                 raise fail("message", f"message: {problem}")
     except TemplateProblem as exc:
         raise fail("message", f"message: {exc}") from None
+    if rule.item_category is not None:
+        _check_expression(rule.item_category, bound,
+                          lambda what: fail("item_category", f"item_category: {what}"))
     for key, value in rule.recommend.items():
         if key not in registry:
             raise fail("recommend", f"unknown setting key {clip(key)} (not in rules/settings.yaml)")
@@ -298,6 +309,57 @@ def _load_rule_text(path: Path, text: str, registry: Registry) -> tuple[Rule, di
     return rule, data
 
 
+ITEM = "item"
+"""The name a ``for_each`` rule's expressions and message read the current item by."""
+
+
+def _item_binding(rule: Rule, fail: Any) -> dict[str, str]:
+    """``{"item": "<list path>[]"}`` for a ``for_each`` rule (checked: a list fact, no
+    ``recommend``), else ``{}``; ``item_category`` without ``for_each`` is refused."""
+    if rule.for_each is None:
+        if rule.item_category is not None:
+            raise fail("item_category", "item_category needs for_each")
+        return {}
+    source = rule.for_each.strip()
+    if not source or any(not part.isidentifier() for part in source.split(".")):
+        raise fail("for_each", f"for_each must be a fact path such as torch.dead_attributes, "
+                               f"not {clip(source)}")
+    problem = check_fact_path(source) or (None if _is_list_fact(source) else
+                                          f"fact {clip(source)} is not a list")
+    if problem:
+        raise fail("for_each", problem)
+    if rule.recommend:
+        raise fail("recommend", "a for_each rule recommends nothing (one finding per item)")
+    return {ITEM: f"{source}[]"}
+
+
+def _check_expression(expr: str, bound: dict[str, str], fail: Any) -> None:
+    try:
+        paths = fact_paths(expr, bound)
+    except SyntaxError as exc:
+        raise fail(f"not a valid expression: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise fail("not a valid expression: nested too deeply") from None
+    for p in sorted(paths):
+        problem = check_fact_path(p)
+        if problem:
+            raise fail(problem)
+    unknown = called_functions(expr) - message_names(bound)
+    if unknown:
+        raise fail(f"calls an unknown function '{sorted(unknown)[0][:60]}'")
+
+
+def _is_list_fact(path: str) -> bool:
+    """Whether a checked fact path (``torch.dead_attributes``) names a list."""
+    typ: Any = Workload if path.split(".")[0] == "workload" else NAMESPACE_MODELS[path.split(".")[0]]
+    for part in path.split(".")[1:]:
+        typ = _strip(typ)
+        if not (isinstance(typ, type) and issubclass(typ, BaseModel)) or part not in typ.model_fields:
+            return False
+        typ = typ.model_fields[part].annotation
+    return get_origin(_strip(typ)) in (list, tuple)
+
+
 def called_functions(expr: str) -> set[str]:
     """Names an expression calls as plain functions (``v(...)``, ``wheel_for(...)``)."""
     tree = ast.parse(f"({expr})", mode="eval")
@@ -305,26 +367,31 @@ def called_functions(expr: str) -> set[str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
 
 
-def message_names() -> frozenset:
-    """Names a message template may read: the fact namespaces, workload, and the functions
-    conditions have (the same set the engine passes when it renders)."""
+def message_names(bound: Iterable[str] = ()) -> frozenset:
+    """Names a message template may read: the fact namespaces, workload, the functions
+    conditions have (the same set the engine passes when it renders), and ``bound`` (``item``
+    in a for_each rule)."""
     from torchdoctor.vocabulary import functions
 
-    return frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"}
+    return frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"} | frozenset(bound)
 
 
-def message_fact_paths(message: str) -> set[str]:
+def message_fact_paths(message: str, bound: Optional[dict[str, str]] = None) -> set[str]:
     """Check a message template (``sandbox.check_message``: raises TemplateProblem) and return
-    the fact paths it reads through attributes (``torch.version``, ``gpu.devices[]``)."""
+    the fact paths it reads through attributes (``torch.version``, ``gpu.devices[]``);
+    ``bound`` maps extra names to the fact path they stand for (``item`` of a for_each rule)."""
     from jinja2 import nodes
 
     from torchdoctor.sandbox import check_message
 
-    tree = check_message(message, message_names())
+    bound = bound or {}
+    tree = check_message(message, message_names(bound))
 
     def chain(node: Any) -> Optional[str]:
         if isinstance(node, nodes.Name):
-            return node.name if node.name in ROOT_NAMES and node.ctx == "load" else None
+            if node.ctx != "load":
+                return None
+            return node.name if node.name in ROOT_NAMES else bound.get(node.name)
         if isinstance(node, nodes.Getattr):
             base = chain(node.node)
             return f"{base}.{node.attr}" if base else None
@@ -356,10 +423,11 @@ def message_env() -> Any:
 # ----------------------------------------------------------------------------------------
 
 
-def fact_paths(expr: str) -> set[str]:
-    """Dotted fact paths an expression reads: ``gpu.devices[].compute_capability``."""
+def fact_paths(expr: str, names: Optional[dict[str, str]] = None) -> set[str]:
+    """Dotted fact paths an expression reads: ``gpu.devices[].compute_capability``; ``names``
+    maps extra names to the fact path they stand for (``item`` of a for_each rule)."""
     tree = ast.parse(f"({expr})", mode="eval")
-    bound: dict[str, str] = {}
+    bound: dict[str, str] = dict(names or {})
     out: set[str] = set()
 
     def chain(node: ast.AST) -> Optional[str]:
@@ -407,6 +475,8 @@ def fact_paths(expr: str) -> set[str]:
         def visit_Name(self, node: ast.Name) -> None:
             if node.id in ROOT_NAMES:
                 out.add(node.id)
+            elif names and node.id in names:
+                out.add(names[node.id])
 
     V().visit(tree)
     return out

@@ -3,12 +3,14 @@
 Facts of the running process go in: the torch namespace is read here, as the user's code
 left it (:func:`torchdoctor.probes.pytorch.facts_in_process`; CUDA is never initialised),
 and the other namespaces are not read (a rule that needs them is reported as skipped).
-The rules about process state - every rule whose condition reads ``torch.settings``
-(``tf32-mixed-legacy-and-new-api``, ``cudnn-benchmark-with-deterministic``,
-``anomaly-detection-enabled``, ...) - are evaluated by the engine over those facts, so
-``audit()`` and ``check`` say the same thing about the same state. The one observation no
-fact carries is the dead ``torch.backends`` attributes (:mod:`torchdoctor.inprocess.suggest`),
-reported one finding each.
+The dead ``torch.backends`` attributes the user's code assigned are observed here too
+(:mod:`torchdoctor.inprocess.suggest`) and become the fact ``torch.dead_attributes``.
+The rules about process state - every rule that reads ``torch.settings`` or
+``torch.dead_attributes`` (``tf32-mixed-legacy-and-new-api``,
+``cudnn-benchmark-with-deterministic``, ``anomaly-detection-enabled``,
+``backends-setting-ignored`` and ``backends-attribute-replaced``, one finding per attribute,
+...) - are evaluated by the engine over those facts, so ``audit()`` and ``check`` say the same
+thing about the same state, and every judgement's wording is in its rule file.
 
 torch is imported only with ``import_torch=True``: an unimported torch has no state.
 """
@@ -18,18 +20,18 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional, Sequence
 
-from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.facts import NAMESPACES, DeadAttribute, Facts, Unavailable
 from torchdoctor.inprocess.results import (
     AuditResult,
-    IgnoredAttribute,
     ProcessFinding,
     Tf32ApiState,
     first_line,
 )
 
 NOT_READ = "not read by audit(), which reads only this process's torch"
-STATE_FACT = "torch.settings"
-"""A rule that reads this fact judges the process's state: audit() evaluates it."""
+DEAD_UNREAD = "the torch.backends attributes could not be checked (see audit-incomplete)"
+STATE_FACTS = ("torch.settings", "torch.dead_attributes")
+"""A rule that reads one of these facts judges the process's state: audit() evaluates it."""
 
 
 def audit_process(*, import_torch: bool = False, rules_dirs: Sequence[str] = ()) -> AuditResult:
@@ -42,30 +44,34 @@ def audit_process(*, import_torch: bool = False, rules_dirs: Sequence[str] = ())
         return AuditResult(torch_imported=False, findings=[ProcessFinding(
             id="torch-not-imported", severity="info", category="probe",
             message="torch is not imported in this process: nothing was set yet")])
-    from torchdoctor.inprocess.suggest import dead_attributes
+    from torchdoctor.inprocess.suggest import observe_dead
 
     problems: list[ProcessFinding] = []
-    facts, settings = process_facts(problems)
+    dead: Optional[list[DeadAttribute]]
     try:
-        ignored = dead_attributes()
+        observed = observe_dead()
+        dead = [fact for _, fact in observed]
     except Exception as exc:  # noqa: BLE001 - an audit never takes the user's process down
-        ignored = []
+        observed, dead = [], None
         problems.append(_incomplete(f"checking torch.backends attributes failed: "
                                     f"{type(exc).__name__}: {first_line(exc)}"))
+    facts, settings = process_facts(problems, dead)
     judged, skipped = _judge(facts, rules_dirs, problems)
     return AuditResult(
         torch_imported=True,
         settings=settings,
-        ignored=ignored,
+        ignored=[ignored for ignored, _ in observed],
         tf32_api=tf32_api_state(torch),
-        findings=[dead_finding(e) for e in ignored] + problems + judged,
+        findings=problems + judged,
         rules_skipped=skipped,
     )
 
 
-def process_facts(problems: Optional[list[ProcessFinding]] = None) -> tuple[Facts, dict[str, Any]]:
-    """Facts of this process (its torch; the other namespaces unavailable) and its settings
-    as JSON (``{"unavailable": reason}`` when they could not be read)."""
+def process_facts(problems: Optional[list[ProcessFinding]] = None,
+                  dead: Optional[list[DeadAttribute]] = None) -> tuple[Facts, dict[str, Any]]:
+    """Facts of this process (its torch, with ``dead`` as ``torch.dead_attributes``, unknown
+    when None; the other namespaces unavailable) and its settings as JSON
+    (``{"unavailable": reason}`` when they could not be read)."""
     from torchdoctor.probes.pytorch import facts_in_process
 
     unread = {ns: Unavailable(unavailable=NOT_READ) for ns in NAMESPACES if ns != "torch"}
@@ -79,16 +85,24 @@ def process_facts(problems: Optional[list[ProcessFinding]] = None) -> tuple[Fact
     settings = torch_facts.model_dump(mode="json").get("settings")
     if not isinstance(settings, dict):
         settings = {"unavailable": "torch settings could not be read"}
+    torch_facts = torch_facts.model_copy(update={"dead_attributes": dead if dead is not None else
+                                                 Unavailable(unavailable=DEAD_UNREAD)})
     return Facts(torch=torch_facts, **unread), settings
 
 
 def state_rules(rules: Sequence[Any]) -> list[Any]:
-    """The rules about process state: those whose condition reads ``torch.settings``."""
-    from torchdoctor.rules import fact_paths
+    """The rules about process state: those whose condition (or for_each list) reads
+    ``torch.settings`` or ``torch.dead_attributes``."""
+    from torchdoctor.rules import ITEM, fact_paths
 
-    return [r for r in rules
-            if any(p == STATE_FACT or p.startswith(STATE_FACT + ".") or p.startswith(STATE_FACT + "[")
-                   for p in fact_paths(r.when))]
+    def reads_state(rule: Any) -> bool:
+        paths = set(fact_paths(rule.when, {ITEM: f"{rule.for_each}[]"} if rule.for_each else None))
+        if rule.for_each:
+            paths.add(rule.for_each)
+        return any(p == fact or p.startswith((fact + ".", fact + "["))
+                   for p in paths for fact in STATE_FACTS)
+
+    return [r for r in rules if reads_state(r)]
 
 
 def _judge(facts: Facts, rules_dirs: Sequence[str],
@@ -110,18 +124,6 @@ def _judge(facts: Facts, rules_dirs: Sequence[str],
 def _incomplete(message: str) -> ProcessFinding:
     return ProcessFinding(id="audit-incomplete", severity="warning", category="probe",
                           message=message)
-
-
-def dead_finding(e: IgnoredAttribute) -> ProcessFinding:
-    """The finding for one dead torch.backends attribute."""
-    text = f"{e.attribute} = {e.value!r}: {e.problem}"
-    if e.did_you_mean:
-        text += f"; did you mean `{e.did_you_mean}`?"
-    if e.note:
-        text += f" {e.note}"
-    return ProcessFinding(
-        id="backends-attribute-replaced" if e.replaced else "backends-setting-ignored",
-        severity="warning", category=e.category, message=text)
 
 
 _LEGACY_TF32_GETTERS = (

@@ -17,6 +17,7 @@ import sys
 import types
 from typing import Any, Optional
 
+from torchdoctor.facts import DeadAttribute
 from torchdoctor.inprocess.names import Dead, class_names, describe, own_classes, scan
 from torchdoctor.inprocess.results import IgnoredAttribute
 
@@ -38,7 +39,10 @@ def fake_table() -> dict[str, Any]:
 
 
 def value_text(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - the user's object; its repr must not break the audit
+        text = f"<{type(value).__name__} object>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -225,6 +229,12 @@ def _safe_statement(target: str, value: Any) -> Optional[str]:
 def dead_attributes() -> list[IgnoredAttribute]:
     """Attributes under torch.backends that PyTorch does not have, or that replaced a real
     function/object with a plain value, sorted by attribute path (none without torch)."""
+    return [ignored for ignored, _ in observe_dead()]
+
+
+def observe_dead() -> list[tuple[IgnoredAttribute, DeadAttribute]]:
+    """Each dead attribute as audit() returns it and as the fact the rules judge
+    (``torch.dead_attributes``: ``backends-setting-ignored``, ``backends-attribute-replaced``)."""
     if "torch" not in sys.modules:
         return []
     dead, candidates = scan()
@@ -240,17 +250,25 @@ def dead_attributes() -> list[IgnoredAttribute]:
         did_you_mean, note = _suggest(d, candidates)
         known = fake_table().get(d.path)
         category = (known.get("category") if isinstance(known, dict) else None) or "performance"
-        out.append(
-            IgnoredAttribute(
-                attribute=d.path,
-                value=_jsonable(d.value),
-                problem=problem,
-                did_you_mean=did_you_mean,
-                note=note,
-                replaced=d.expected is not None,
-                category=str(category),
-            )
+        ignored = IgnoredAttribute(
+            attribute=d.path,
+            value=_jsonable(d.value),
+            problem=problem,
+            did_you_mean=did_you_mean,
+            note=note,
+            replaced=d.expected is not None,
+            category=str(category),
         )
+        fact = DeadAttribute(
+            attribute=d.path,
+            value=value_text(d.value),
+            value_type=type(d.value).__name__,
+            replaced=None if d.expected is None else describe(d.expected),
+            did_you_mean=did_you_mean,
+            note=note,
+            category=str(category),
+        )
+        out.append((ignored, fact))
     return out
 
 
