@@ -539,6 +539,27 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     sys.exit(result.exit_code)
 
 
+@cli.command("lint", context_settings=CONTEXT)
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["full", "concise", "json", "sarif", "github"]))
+@click.option("--fail-on", type=FAIL_ON, help="Lowest severity that exits 1 (default: warning).")
+@click.option("--select", multiple=True, metavar="ID|TAG", help="Only these rules (ids, tags or kinds; ALL).")
+@click.option("--ignore", multiple=True, metavar="ID|TAG", help="Leave these rules out.")
+@click.option("--extend-select", multiple=True, metavar="ID|TAG", help="Also run these (off-by-default) rules.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of applying them.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--torch-version", help="Target torch (default: the installed one, else the newest known).")
+@click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read [tool.torchdoctor.lint] from.")
+def lint_cmd(paths, **kw) -> None:
+    """Find fake torch settings, replaced objects, pitfalls and deprecated APIs in PATH... (files,
+    folders honouring .gitignore, notebooks, '-' for stdin; default '.'). Exit 0 clean, 1
+    findings at or above --fail-on, 2 usage error. docs/lint.md lists the rules."""
+    from torchdoctor.lint.command import main as lint_main
+
+    lint_main(paths=paths, **kw)
+
+
 # ----------------------------------------------------------------------------------------
 # rules
 # ----------------------------------------------------------------------------------------
