@@ -588,6 +588,10 @@ def rules_explain(rule_id, rules_dirs) -> None:
     import difflib
 
     loaded = {r.id: r for r in load_all_rules(rules_dirs)}
+    from torchdoctor.lint.knowledge import explain_text, load as load_lint
+
+    if rule_id not in loaded and load_lint().rule(rule_id):
+        return stdout_write(explain_text(load_lint().rule(rule_id)))
     if rule_id not in loaded:
         close = difflib.get_close_matches(rule_id, list(loaded), n=3)
         raise Abort(f"unknown rule '{rule_id}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
@@ -616,10 +620,14 @@ def rules_test(paths) -> None:
         files: list = []
         for p in paths:
             files += [Path(p)] if Path(p).is_file() else rule_files_any(Path(p))
-        selected = [load_rule_file(f) for f in files]
+        lint_files = [f for f in files if f.resolve().parent.name == "lint"]
+        selected = [load_rule_file(f) for f in files if f not in lint_files]
     else:
-        selected = load_rules()
-    failed = passed = xfailed = 0
+        lint_files, selected = None, load_rules()
+    from torchdoctor.lint.examples import run_paths
+
+    failed, passed = run_paths(lint_files, stdout_write)
+    xfailed = 0
     for rule in selected:
         for res in run_examples(rule):
             label = f"{res.rule}[{res.group}: {res.name}]"

@@ -74,6 +74,18 @@ class Model:
     """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
 
 
+AMBIGUOUS = "<ambiguous>"
+
+
+def _bind(out: dict, name: str, dotted: str) -> None:
+    """A name bound to two different things in one scope (``try: from torch.amp import X``
+    ``except ImportError: from torch.cuda.amp import X``) resolves to neither."""
+    if name in out and out[name] != dotted and out[name] != "<param>":
+        out[name] = AMBIGUOUS
+    else:
+        out[name] = dotted
+
+
 def _imports_in(body: list, out: dict, resolve: Any) -> None:
     """Bindings made by imports (and torch aliases) in ``body``, not in nested scopes."""
     for node in body:
@@ -81,18 +93,20 @@ def _imports_in(body: list, out: dict, resolve: Any) -> None:
             for a in node.names:
                 root = a.name.split(".")[0]
                 if a.asname:
-                    out[a.asname] = a.name
+                    _bind(out, a.asname, a.name)
                 else:
-                    out[root] = root
+                    _bind(out, root, root)
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0 and node.module:
                 for a in node.names:
                     if a.name != "*":
-                        out[a.asname or a.name] = f"{node.module}.{a.name}"
+                        _bind(out, a.asname or a.name, f"{node.module}.{a.name}")
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             dotted = resolve(node.value, out)
             if dotted:
-                out[node.targets[0].id] = dotted
+                _bind(out, node.targets[0].id, dotted)
+            elif node.targets[0].id in out:
+                out[node.targets[0].id] = AMBIGUOUS
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         for name in ("body", "orelse", "finalbody"):
@@ -196,7 +210,9 @@ class Analyzer(ast.NodeVisitor):
         for p in params:  # a parameter named like a module shadows it
             local[p] = "<param>"
         self.scopes.append((id(node), local))
-        _imports_in(node.body, local, lambda v, out: self.resolve(v, out))
+        fresh: dict = {}
+        _imports_in(node.body, fresh, lambda v, out: self.resolve(v, out))
+        local.update(fresh)  # the function's own imports shadow the enclosing ones
         saved_path = self.path
         for stmt in node.body:
             self.visit(stmt)

@@ -359,6 +359,8 @@ def deprecated_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
         entry = ctx.know.look_alikes.get(use.name)
         if not entry or not entry.get("deprecated"):
             continue
+        if use.ctx == "store" and not plain_value(use.value):
+            continue  # a shim put in its place
         if not in_range(ctx.version, entry["deprecated"], entry.get("deprecated_until")):
             continue
         span = f"since {entry['deprecated']}" + (f", until {entry['deprecated_until']}"

@@ -116,12 +116,16 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
         for src in srcs:
             def lint(text: str, src=src) -> list:
                 out = engine.lint_source(text, src.path, know, rules, version, version_text)
-                for f in out:
-                    f.cell = src.cell
+                if src.cells:
+                    for f in out:
+                        f.cell, f.line = src.locate(f.line)
+                        _, f.end_line = src.locate(f.end_line)
+                        f.fix = None  # notebooks are reported, not rewritten
+                        f.edits = []
                 return out
 
             text = src.text
-            if (fix or diff) and src.cell is None:
+            if (fix or diff) and not src.cells:
                 new, n = engine.fix_source(text, lint, unsafe_fixes)
                 if n:
                     fixed_total += n
@@ -133,7 +137,13 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
                         text = new
                 new_texts.append((src, new if n else None))
             found = lint(text)
-            sources[(src.path, src.cell)] = text.splitlines()
+            if src.cells:
+                lines = text.splitlines()
+                bounds = [f for f, _ in src.cells] + [len(lines) + 1]
+                for (first, number), end in zip(src.cells, bounds[1:]):
+                    sources[(src.path, number)] = lines[first - 1:end - 1]
+            else:
+                sources[(src.path, None)] = text.splitlines()
             findings.extend(found)
         if fix and not diff:
             for src, new in new_texts:

@@ -54,3 +54,24 @@ def run_rule(know: Knowledge, rule: LintRule) -> list:
 
 def run_all(know: Knowledge, rules: Optional[list] = None) -> list:
     return [r for rule in (rules or know.rules) for r in run_rule(know, rule)]
+
+
+def run_paths(paths, write) -> tuple:
+    """For `rules test`: run the examples of the shipped lint rules (``paths`` None) or of the
+    lint rule files given; (failed, passed)."""
+    from torchdoctor.lint.knowledge import load
+
+    know = load()
+    if paths is None:
+        rules = know.rules
+    else:
+        wanted = {p.resolve().stem for p in paths}
+        rules = [r for r in know.rules if r.id in wanted]
+    failed = passed = 0
+    for res in run_all(know, rules) if rules else []:
+        if res.passed:
+            passed += 1
+        else:
+            failed += 1
+            write(f"FAIL {res.rule}[{res.group}: {res.name}]: {res.detail}\n")
+    return failed, passed

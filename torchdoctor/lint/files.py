@@ -26,8 +26,20 @@ class InputProblem(Exception):
 class Source:
     path: str
     text: str
-    cell: Optional[int] = None
-    """1-based index of a notebook's code cell (positions are relative to the cell)."""
+    cells: Optional[list] = None
+    """A notebook: its code cells joined in order (so imports of one cell hold in the next),
+    with ``[(first line, cell number)]`` to make positions cell-relative again."""
+
+    def locate(self, line: int) -> tuple:
+        """(cell number or None, line within it) of a line of :attr:`text`."""
+        if not self.cells:
+            return None, line
+        first, number = self.cells[0]
+        for f, n in self.cells:
+            if f > line:
+                break
+            first, number = f, n
+        return number, line - first + 1
 
 
 def _ignore_spec(directory: str):
@@ -137,7 +149,9 @@ def notebook_cells(path: str, text: str) -> list:
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         raise InputProblem("not a Jupyter notebook (no `cells` list)")
-    out = []
+    parts: list = []
+    starts: list = []
+    line = 1
     index = 0
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -148,8 +162,13 @@ def notebook_cells(path: str, text: str) -> list:
             src = "".join(s for s in src if isinstance(s, str))
         if not isinstance(src, str):
             continue
-        out.append(Source(path, _mask_magics(src), cell=index))
-    return out
+        src = _mask_magics(src)
+        if not src.endswith("\n"):
+            src += "\n"
+        starts.append((line, index))
+        parts.append(src)
+        line += src.count("\n")
+    return [Source(path, "".join(parts), cells=starts)]
 
 
 def _mask_magics(src: str) -> str:

@@ -211,3 +211,18 @@ def _rule(path: str, raw: Any) -> dict:
             "message": str(raw["message"]).strip(), "references": [str(r) for r in raw.get("references") or []],
             "examples": ex, "params": dict(raw.get("params") or {}),
             "default": bool(raw.get("default", True)), "path": path}
+
+
+def explain_text(rule: LintRule) -> str:
+    """Markdown for `torchdoctor rules explain ID` of a lint rule."""
+    lines = [f"# {rule.id} ({rule.kind}, {rule.severity}{'' if rule.default else ', off by default'})", "",
+             rule.summary, "", "## Why", "", rule.why, ""]
+    if rule.fix:
+        lines += ["## Fix", "", rule.fix, ""]
+    fires = rule.examples.get("fires") or []
+    if fires:
+        lines += ["## Example", "", "```python", fires[0]["code"].rstrip(), "```", ""]
+    if rule.references:
+        lines += ["## References", ""] + [f"- {r}" for r in rule.references] + [""]
+    lines += [f"Tags: {', '.join(rule.all_tags)}. Source: {rule.path}", ""]
+    return "\n".join(lines)
