@@ -169,6 +169,8 @@ def unknown_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
             continue
         if use.ctx == "store" and isinstance(use.value, ast.Name) and use.value.id in ctx.model.functions:
             continue
+        if not parent and any(u.name.startswith(use.name + ".") for u in ctx.model.uses):
+            continue  # torch.backends.musa.x: an out-of-tree device backend registers itself there
         settable = use.ctx == "store"
         typo = typo_of(attr, parent, settable, know)
         if use.ctx == "store":
@@ -236,9 +238,23 @@ def _call_edit(target: ast.AST, value: ast.AST, source: str) -> Edit:
     """``X = v`` -> ``X(v)``: replace the text from the end of the target to the end of the
     value (the `` = ``) with ``(v)``."""
     lines = source.splitlines(keepends=True)
-    seg = _segment(lines, (value.lineno, value.col_offset), (value.end_lineno, value.end_col_offset))
-    return Edit(None, f"({seg})", (target.end_lineno, target.end_col_offset),
-                (value.end_lineno, value.end_col_offset))
+    between = _segment(lines, (target.end_lineno, target.end_col_offset), (value.lineno, value.col_offset))
+    opened = between.count("(")  # a parenthesised value: its closing parentheses follow it
+    end_line, end_col = value.end_lineno, value.end_col_offset
+    while opened:
+        raw = lines[end_line - 1].encode("utf-8")
+        rest = raw[end_col:]
+        stripped = rest.lstrip(b" \t\r\n")
+        if stripped.startswith(b")"):
+            end_col += len(rest) - len(stripped) + 1
+            opened -= 1
+        elif not stripped and end_line < len(lines):
+            end_line, end_col = end_line + 1, 0
+        else:
+            return Edit(None, "", (target.end_lineno, target.end_col_offset), (target.end_lineno, target.end_col_offset))
+    eq = between.index("=") + 1 if "=" in between else 0
+    text = between[eq:].lstrip() + _segment(lines, (value.lineno, value.col_offset), (end_line, end_col))
+    return Edit(None, f"({text})", (target.end_lineno, target.end_col_offset), (end_line, end_col))
 
 
 def _segment(lines: list, start: tuple, end: tuple) -> str:
