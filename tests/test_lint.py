@@ -287,3 +287,34 @@ def test_unknown_version_and_target_torch_default(monkeypatch):
     monkeypatch.setattr("importlib.metadata.version", lambda name: (_ for _ in ()).throw(
         __import__("importlib.metadata").metadata.PackageNotFoundError(name)))
     assert target_torch(None, "2.15") == ("2.15", "newest torch torchdoctor knows")
+
+
+@pytest.mark.parametrize("test,expected", [
+    ('torch.__version__ >= "2.4"', True),
+    ('torch.__version__ < "2.4.0"', False),
+    ('version.parse(torch.__version__) >= version.parse("2.14")', False),
+    ('digit_version("1.5.0") <= digit_version(TORCH_VERSION) < digit_version("1.10.0")', False),
+    ("_TORCH_GREATER_EQUAL_2_1", True),
+    ("not _TORCH_GREATER_EQUAL_2_1", False),
+    ('is_torch_version(">=", "2.0")', True),
+    ('is_torch_greater_or_equal("2.15")', False),
+    ("TORCH_VERSION >= (2, 0)", True),
+    ('hasattr(torch, "compile")', None),
+    ('transformers.__version__ >= "4.0"', None),
+])
+def test_version_checks_are_decided_for_the_target_torch(test, expected):
+    from torchdoctor.lint.guards import truth
+
+    assert truth(ast.parse(test, mode="eval").body, (2, 13, 0)) is expected
+
+
+def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
+    code = ('import torch\n'
+            'if torch.__version__ >= "2.4":\n'
+            '    torch.backends.cudnn.determinstic = True\n'
+            'else:\n'
+            '    torch.backends.cudnn.fastest = True\n'
+            'if hasattr(torch.backends, "mkl"):\n'
+            '    torch.backends.mkl.enabled = True\n')
+    assert [f.line for f in _lint(code)] == [3]
+    assert [f.line for f in _lint(code, torch="2.1")] == [5]

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from torchdoctor.lint.guards import truth
+
 ROOTS = ("torch", "os")
 TORCH_IMPORTERS = ("torch", "torchvision", "torchaudio", "torchtext", "lightning",
                    "pytorch_lightning", "timm")
@@ -145,7 +147,8 @@ def _catches(handler: ast.ExceptHandler) -> bool:
 
 
 class Analyzer(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, version: Optional[tuple] = None) -> None:
+        self.version = version
         self.model = Model()
         self.module_aliases: dict = {}
         self.scopes: list = []  # [(scope id, aliases)]
@@ -230,31 +233,27 @@ class Analyzer(ast.NodeVisitor):
         self.generic_visit(node)
 
     # -- guards ------------------------------------------------------------------------
-    def visit_If(self, node: ast.If) -> None:
-        guarded = versionish(node.test)
+    def _arms(self, node: Any, body: list, orelse: list) -> None:
+        """A version check the target torch decides guards only the arm that does not run;
+        any other version-like test guards both."""
         self.visit(node.test)
-        self.guard += guarded
+        known = truth(node.test, self.version) if self.version else None
+        guarded = versionish(node.test)
         saved = self.path
-        self.path = saved + ((id(node), "b"),)
-        for s in node.body:
-            self.visit(s)
-        self.path = saved + ((id(node), "o"),)
-        for s in node.orelse:
-            self.visit(s)
+        for arm, stmts, live in (("b", body, known is not False), ("o", orelse, known is not True)):
+            g = int(guarded and (known is None or not live))
+            self.guard += g
+            self.path = saved + ((id(node), arm),)
+            for s in stmts:
+                self.visit(s)
+            self.guard -= g
         self.path = saved
-        self.guard -= guarded
+
+    def visit_If(self, node: ast.If) -> None:
+        self._arms(node, node.body, node.orelse)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        guarded = versionish(node.test)
-        self.visit(node.test)
-        self.guard += guarded
-        saved = self.path
-        self.path = saved + ((id(node), "b"),)
-        self.visit(node.body)
-        self.path = saved + ((id(node), "o"),)
-        self.visit(node.orelse)
-        self.path = saved
-        self.guard -= guarded
+        self._arms(node, [node.body], [node.orelse])
 
     def _try(self, node: Any) -> None:
         guarded = any(_catches(h) for h in node.handlers)
@@ -395,8 +394,8 @@ def _const_str(node: Any) -> Optional[str]:
     return None
 
 
-def analyze(tree: ast.Module) -> Model:
-    a = Analyzer()
+def analyze(tree: ast.Module, version: Optional[tuple] = None) -> Model:
+    a = Analyzer(version)
     a.visit(tree)
     return a.model
 
