@@ -92,7 +92,11 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
         if mech is None:
             continue
         seen = set()
-        for hit in mech(ctx, rule):
+        try:
+            hits = list(mech(ctx, rule))
+        except RecursionError:
+            return [parse_error(path, (1, 1, "nested too deeply to analyse"), know, rules)]
+        for hit in hits:
             key = (getattr(hit.node, "lineno", 0), getattr(hit.node, "col_offset", 0))
             if key in seen:
                 continue
