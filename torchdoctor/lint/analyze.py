@@ -72,6 +72,9 @@ class Model:
     """Every string constant of the module (cheap "is X mentioned anywhere")."""
     functions: set = field(default_factory=set)
     """Names bound by def/lambda/class anywhere (a value that is one of them is a shim)."""
+    calls: list = field(default_factory=list)
+    """(scope, order, name) of every call: the resolved dotted name, else the callee as written
+    (``subprocess.run``, ``mp.spawn``)."""
     cuda_calls: list = field(default_factory=list)
     """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
 
@@ -361,6 +364,7 @@ class Analyzer(ast.NodeVisitor):
                         if var:
                             self._env(var, node)
         func = node.func
+        self.model.calls.append((self._scope(), self.order, dotted or _written(func)))
         if dotted is None and isinstance(func, ast.Attribute) and (
                 func.attr == "cuda" or (func.attr == "to" and node.args
                                         and (_const_str(node.args[0]) or "").startswith("cuda"))):
@@ -386,6 +390,16 @@ class Analyzer(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and len(node.value) < 200:
             self.model.strings.add(node.value)
+
+
+def _written(node: Any) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(parts[::-1])
 
 
 def _const_str(node: Any) -> Optional[str]:

@@ -329,10 +329,19 @@ def env_after_read(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
                                                   any(u.name.endswith("." + n) for n in names if n.startswith(".")))]
     events.setdefault("cuda-init", [])
     events["cuda-init"] += _cuda_method_calls(ctx)
+    children = rule.params.get("for_children") or []
+    in_process = rule.params.get("in_process") or {}
+
+    def calls_in(scope: int, names: list) -> bool:
+        return any(s == scope and any(n == p or n.startswith(p + ".") or n.endswith("." + p) for p in names)
+                   for s, _, n in ctx.model.calls)
+
     for env in ctx.model.env_sets:
         when = ctx.know.env_when.get(env.var)
         if not when or when not in events:
             continue
+        if env.scope != 0 and calls_in(env.scope, children + list(in_process.get(env.var) or [])):
+            continue  # meant for the processes this function starts, or applied in-process too
         until = ctx.know.env_until.get(env.var)
         if until and not in_range(ctx.version, None, until):
             continue

@@ -71,7 +71,9 @@ def select_rules(know: Knowledge, select: list, ignore: list, extend: list) -> l
                              (f" (did you mean {', '.join(close)}?)" if close else ""))
 
     def matches(rule, items) -> bool:
-        return "ALL" in items or rule.id in items or any(t in items for t in rule.all_tags)
+        if "ALL" in items or rule.id in items:
+            return True  # an off-by-default rule runs only when named (or ALL)
+        return rule.default and any(t in items for t in rule.all_tags)
 
     chosen = [r for r in know.rules if (matches(r, select) if select else r.default) or matches(r, extend)]
     return [r for r in chosen if not matches(r, ignore)]
