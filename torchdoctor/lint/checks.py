@@ -289,14 +289,16 @@ def benchmark_with_deterministic(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
     trues = lambda name: [u for u in ctx.model.uses if u.ctx == "store" and u.name == name  # noqa: E731
                           and _const(u.value) is True]
     falses = [u for u in ctx.model.uses if u.ctx == "store" and u.name == bench and _const(u.value) is False]
+    det_calls = [u for u in ctx.model.uses if u.ctx == "call" and u.name in (rule.params.get("calls") or [])
+                 and u.value.args and _const(u.value.args[0]) is True]
     for b in trues(bench):
-        for d in trues(det):
+        for d in trues(det) + det_calls:
             if exclusive(b.path, d.path):
                 continue
             if any(f.scope == d.scope and not exclusive(f.path, d.path) for f in falses):
                 continue  # the deterministic branch turns the autotuner off again
-            yield Hit(b.node, {"name": bench, "detail": f"line {d.node.lineno} sets {det} = True",
-                               "advice": ""})
+            what = f"{det} = True" if d.ctx == "store" else f"{d.name}(True)"
+            yield Hit(b.node, {"name": bench, "detail": f"line {d.node.lineno}: {what}", "advice": ""})
             break
 
 
