@@ -318,3 +318,16 @@ def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
             '    torch.backends.mkl.enabled = True\n')
     assert [f.line for f in _lint(code)] == [3]
     assert [f.line for f in _lint(code, torch="2.1")] == [5]
+
+
+@pytest.mark.torch
+def test_the_backends_names_table_matches_the_installed_torch():
+    """rules/lint/data/torch_backends.yaml is what the generator makes of the torch it was run
+    with; where that torch is installed here, regenerating it changes nothing."""
+    torch = pytest.importorskip("torch")
+    from torchdoctor.lint import gen_backends
+
+    table = KNOW.names
+    if KNOW.introspected != torch.__version__:
+        pytest.skip(f"table introspected on torch {KNOW.introspected}, installed {torch.__version__}")
+    assert {k: v["kind"] for k, v in table.items()} == gen_backends.collect(torch)

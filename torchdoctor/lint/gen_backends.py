@@ -83,6 +83,27 @@ def _kind(qual: str, value, owner_cls) -> str | None:
     return None
 
 
+def _defined_in_source(path) -> set:
+    """Names a module's own source binds by assignment (not by import); callers keep only
+    those that are module attributes."""
+    import ast
+
+    if not path or not str(path).endswith(".py"):
+        return set()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError):
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out
+
+
 def collect(torch) -> dict[str, str]:
     import torch.backends as backends
     from torch.backends import ContextProp, PropModule
@@ -101,6 +122,7 @@ def collect(torch) -> dict[str, str]:
             out[short] = "module"
         orig = getattr(mod, "m", mod) if isinstance(mod, PropModule) else mod
         cls_vars = dict(vars(type(mod))) if type(mod) is not types.ModuleType else {}
+        defined = _defined_in_source(getattr(orig, "__file__", None))
         for attr, value in list(vars(orig).items()) + list(cls_vars.items()):
             if attr.startswith("_") or attr in ("m",):
                 continue
@@ -128,6 +150,8 @@ def collect(torch) -> dict[str, str]:
                 kind = _kind(qual, value, type(mod))
                 if kind is None and type(value).__module__.startswith("torch.backends"):
                     kind = "object"
+            if kind is None and attr in defined and not isinstance(value, types.ModuleType):
+                kind = "constant" if attr.isupper() else "object"  # data defined in the module (a set, a dict)
             if kind is None:
                 continue
             if qual in out and out[qual] == "flag":
