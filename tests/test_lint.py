@@ -192,10 +192,16 @@ def test_folders_honour_gitignore_and_skip_symlink_loops(tmp_path):
     assert sorted(Path(f["path"]).name for f in json.loads(r.stdout)) == ["kept.py"]
 
 
-def test_notebook_cells_with_cell_relative_positions():
+def test_notebook_cells_with_cell_relative_positions(tmp_path):
     r = _run(["--format", "json", str(DATA / "notebook.ipynb")])
     (f,) = json.loads(r.stdout)
     assert (f["cell"], f["line"], f["col"], f["fix"]) == (2, 3, 1, None)  # import torch is in cell 1
+    nb = json.loads((DATA / "notebook.ipynb").read_text(encoding="utf-8"))
+    nb["cells"].insert(2, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": ["x = 1\n", "def broken(:\n"]})
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    got = [(f["cell"], f["line"], f["id"]) for f in json.loads(_run(["--format", "json", str(tmp_path)]).stdout)]
+    assert got == [(2, 2, "parse-error"), (3, 3, "fake-backends-setting")]
 
 
 # -- --fix ---------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
         except files.InputProblem as exc:
             findings.append(engine.parse_error("<stdin>" if target == "-" else target, (1, 1, str(exc)), know, rules))
             continue
+        srcs = [piece for src in srcs for piece in _cells_if_broken(src)]
         new_texts = []
         for src in srcs:
             def lint(text: str, src=src) -> list:
@@ -171,6 +172,27 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
         return 0
     rank = engine.SEVERITY_RANK[fail_on]
     return 1 if any(engine.SEVERITY_RANK[f.severity] >= rank for f in findings) else 0
+
+
+def _cells_if_broken(src: "files.Source") -> list:
+    """A notebook whose joined cells do not parse: each cell that does not parse on its own is
+    its own parse-error, and the other cells are linted joined as before."""
+    if not src.cells or engine.parse_source(src.text, src.path)[0] is not None:
+        return [src]
+    lines = src.text.splitlines(keepends=True)
+    bounds = [f for f, _ in src.cells] + [len(lines) + 1]
+    good_text, good_cells, broken = [], [], []
+    line = 1
+    for (first, number), end in zip(src.cells, bounds[1:]):
+        text = "".join(lines[first - 1:end - 1])
+        if engine.parse_source(text, src.path)[0] is None:
+            broken.append(files.Source(src.path, text, cells=[(1, number)]))
+        else:
+            good_cells.append((line, number))
+            good_text.append(text)
+            line += text.count("\n")
+    good = [files.Source(src.path, "".join(good_text), cells=good_cells)] if good_cells else []
+    return broken + good
 
 
 def _write_atomic(path: str, text: str) -> None:
