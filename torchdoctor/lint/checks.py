@@ -10,7 +10,7 @@ from typing import Any, Iterator, Optional
 
 from torchdoctor.lint.analyze import Model, exclusive
 from torchdoctor.lint.knowledge import Knowledge, LintRule
-from torchdoctor.lint.versions import in_range, parse
+from torchdoctor.lint.versions import in_range
 
 BACKENDS = "torch.backends."
 CLOSED = ("module", "object")
@@ -460,7 +460,3 @@ MECHANISMS = {
     "deprecated-name": deprecated_name,
     "repeats-default": repeats_default,
 }
-
-
-def version_ok(text: str) -> bool:
-    return parse(text) is not None

@@ -93,7 +93,7 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
         raise UsageError(f"fail-on {fail_on!r} is not one of error, warning, info, never")
     know = load()
     try:
-        version_text, _origin = target_torch(torch_version or cfg.get("torch-version"), know.newest_torch)
+        version_text, origin = target_torch(torch_version or cfg.get("torch-version"), know.newest_torch)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     version = parse(version_text)
@@ -162,7 +162,8 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
         write(output.render(fmt, findings, rules, sources))
     if fmt in ("full", "concise"):
         fixable = sum(1 for f in findings if f.fix and (f.fix["applicability"] == "safe" or unsafe_fixes))
-        summary = f"torchdoctor lint: {len(findings)} finding(s) in {len(targets)} file(s)"
+        summary = (f"torchdoctor lint: {len(findings)} finding(s) in {len(targets)} file(s) "
+                   f"(target torch {version_text}: {origin})")
         if fix:
             summary += f", {fixed_total} fixed"
         elif fixable:
