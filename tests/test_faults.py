@@ -1449,6 +1449,12 @@ def test_secrets_in_error_messages_are_redacted(capsys, args, shown):
 
 # README rows whose test lives in another file: id -> "tests/FILE.py::test_name".
 ROWS_ELSEWHERE: dict[str, str] = {
+    "lint-binary-file": "tests/test_lint.py::test_hostile_input_is_a_finding_not_a_crash",
+    "lint-nesting-5000-deep": "tests/test_lint.py::test_hostile_input_is_a_finding_not_a_crash",
+    "lint-file-over-4mib": "tests/test_lint.py::test_hostile_input_is_a_finding_not_a_crash",
+    "lint-symlink-loop": "tests/test_lint.py::test_folders_honour_gitignore_and_skip_symlink_loops",
+    "lint-missing-path": "tests/test_lint.py::test_json_fields_and_exit_codes",
+    "lint-torch-unimportable": "tests/test_lint.py::test_lint_runs_where_torch_does_not_import",
     "rules-message-runs-code": "tests/test_hardening_rules.py::test_a_rule_message_cannot_run_a_command",
     "rules-message-size-bomb": "tests/test_hardening_rules.py::test_a_rule_message_cannot_exhaust_memory_or_time",
     "workload-alias-bomb": "tests/test_hardening_rules.py::test_workload_aliases_are_refused_at_their_line",

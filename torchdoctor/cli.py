@@ -539,6 +539,27 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     sys.exit(result.exit_code)
 
 
+@cli.command("lint", context_settings=CONTEXT)
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["full", "concise", "json", "sarif", "github"]))
+@click.option("--fail-on", type=FAIL_ON, help="Lowest severity that exits 1 (default: warning).")
+@click.option("--select", multiple=True, metavar="ID|TAG", help="Only these rules (ids, tags or kinds; ALL).")
+@click.option("--ignore", multiple=True, metavar="ID|TAG", help="Leave these rules out.")
+@click.option("--extend-select", multiple=True, metavar="ID|TAG", help="Also run these (off-by-default) rules.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of applying them.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--torch-version", help="Target torch (default: the installed one, else the newest known).")
+@click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read [tool.torchdoctor.lint] from.")
+def lint_cmd(paths, **kw) -> None:
+    """Find fake torch settings, replaced objects, pitfalls and deprecated APIs in PATH... (files,
+    folders honouring .gitignore, notebooks, '-' for stdin; default '.'). Exit 0 clean, 1
+    findings at or above --fail-on, 2 usage error. docs/lint.md lists the rules."""
+    from torchdoctor.lint.command import main as lint_main
+
+    lint_main(paths=paths, **kw)
+
+
 # ----------------------------------------------------------------------------------------
 # rules
 # ----------------------------------------------------------------------------------------
@@ -567,6 +588,10 @@ def rules_explain(rule_id, rules_dirs) -> None:
     import difflib
 
     loaded = {r.id: r for r in load_all_rules(rules_dirs)}
+    from torchdoctor.lint.knowledge import explain_text, load as load_lint
+
+    if rule_id not in loaded and load_lint().rule(rule_id):
+        return stdout_write(explain_text(load_lint().rule(rule_id)))
     if rule_id not in loaded:
         close = difflib.get_close_matches(rule_id, list(loaded), n=3)
         raise Abort(f"unknown rule '{rule_id}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
@@ -595,10 +620,14 @@ def rules_test(paths) -> None:
         files: list = []
         for p in paths:
             files += [Path(p)] if Path(p).is_file() else rule_files_any(Path(p))
-        selected = [load_rule_file(f) for f in files]
+        lint_files = [f for f in files if f.resolve().parent.name == "lint"]
+        selected = [load_rule_file(f) for f in files if f not in lint_files]
     else:
-        selected = load_rules()
-    failed = passed = xfailed = 0
+        lint_files, selected = None, load_rules()
+    from torchdoctor.lint.examples import run_paths
+
+    failed, passed = run_paths(lint_files, stdout_write)
+    xfailed = 0
     for rule in selected:
         for res in run_examples(rule):
             label = f"{res.rule}[{res.group}: {res.name}]"

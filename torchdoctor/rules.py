@@ -27,7 +27,7 @@ from torchdoctor.workload import Workload
 
 Precedence = Literal["correctness", "reproducibility", "stability", "speed"]
 PRECEDENCE_RANK = {"correctness": 0, "reproducibility": 1, "stability": 2, "speed": 3}
-NON_RULE_DIRS = {"data"}
+NON_RULE_DIRS = {"data", "lint"}  # lint rules: torchdoctor.lint (docs/lint.md)
 NON_RULE_FILES = {"settings.yaml", "tasks.yaml"}
 ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload"}
 

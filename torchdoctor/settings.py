@@ -124,9 +124,20 @@ class LookAlike(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
-    relation: Literal["legacy", "new-api", "alias", "fake"]
+    relation: Literal["legacy", "new-api", "alias", "fake", "deprecated"]
     since: Optional[str] = None
     until: Optional[str] = None
+    deprecated: Optional[str] = None
+    """The torch release from which using the name warns that it is deprecated (required for
+    relation ``deprecated``)."""
+    deprecated_until: Optional[str] = None
+    """The first release that no longer warns (exclusive), when torch took the notice back."""
+    advice: Optional[str] = None
+    """What to write instead, in words or code (lint and audit show it)."""
+    rewrite: Optional[dict[str, str]] = None
+    """A deprecated callable's safe rewrite: ``call`` (the new dotted name) with ``prepend``
+    (an argument written first) or ``append`` (a keyword written last)."""
+    references: list[str] = []
 
 
 class Observed(BaseModel):
@@ -134,6 +145,8 @@ class Observed(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     getter: Getter
+    look_alikes: list[LookAlike] = []
+    """Fake or deprecated names people write for it (relation fake or deprecated only)."""
 
 
 class Setting(_Writers):
@@ -358,8 +371,15 @@ def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[st
             first = str(exc).splitlines()
             raise RuleFileError(f"{path}: observed {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
         out[str(key)] = entry
-    for key, setting in settings.items():
+    for key, entry in out.items():
+        if any(a.relation not in ("fake", "deprecated") for a in entry.look_alikes):
+            raise RuleFileError(f"{path}: observed {key[:80]}: look-alikes of an observed entry are "
+                                "fake or deprecated")
+    for key, setting in [*settings.items(), *out.items()]:
         for alike in setting.look_alikes:
+            if alike.relation == "deprecated" and not alike.deprecated:
+                raise RuleFileError(f"{path}: {key}: deprecated look-alike {alike.name[:80]} needs "
+                                    "`deprecated:` (the release from which it warns)")
             real = alike.relation in ("legacy", "new-api")
             if real and alike.name not in out:
                 raise RuleFileError(f"{path}: setting {key}: look-alike {alike.name[:80]} "

@@ -1,0 +1,420 @@
+"""One pass over a module's AST: every use of a name rooted in ``torch`` (or ``os``), resolved
+through imports and aliases per scope, with what the checks need to know about its place.
+
+Resolution: ``import torch as th``, ``import torch.backends.cudnn as cudnn``, ``from
+torch.backends import cudnn``, ``from torch.cuda.amp import autocast`` (also inside functions)
+and plain aliases (``cudnn = torch.backends.cudnn``) bind names per scope (module, function,
+lambda-free). A name is looked up in its function's scope, then the module's.
+
+Guards: code under a version check (an ``if``/conditional expression whose test names a
+version, ``hasattr``/``getattr``, ``_TORCH_GREATER_EQUAL_x``...), in the body or the handler of
+a ``try`` that catches AttributeError/ImportError (or Exception), or under
+``contextlib.suppress(AttributeError)`` is *guarded*: the checks for fake, replaced and
+deprecated names skip it (it is how real code supports several torch versions).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from torchdoctor.lint.guards import truth
+
+ROOTS = ("torch", "os")
+TORCH_IMPORTERS = ("torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                   "pytorch_lightning", "timm")
+"""Importing any of these imports torch."""
+GUARD_EXC = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException",
+             "RuntimeError", "TypeError", "AssertionError"}
+_VERSIONISH = re.compile(r"(?i)version|greater|less_than|older|newer|at_least|_ge_?\d|_lt_?\d|"
+                         r"_gt_?\d|_le_?\d|torch_?\d|_\d+_\d+|^hasattr$|^getattr$|is_torch_|"
+                         r"torch_(ge|gt|lt|le)\b|^_?has_|_available_|^_?supports?_")
+
+
+@dataclass
+class Use:
+    name: str
+    """Dotted name, e.g. torch.backends.cudnn.benchmark."""
+    node: ast.AST
+    ctx: str
+    """load | store | call | import | del"""
+    guarded: bool
+    scope: int
+    """0 for the module, else an id of the enclosing function."""
+    order: int
+    path: tuple
+    """((id(if), arm), ...): the branches it sits in (for mutually exclusive uses)."""
+    value: Optional[ast.AST] = None
+    """store: the assigned value; call: the Call node."""
+    rooted: bool = False
+    """The expression is an Attribute chain on a name bound to the root module itself
+    (``torch.x.y`` / ``th.x.y``), so it can be rewritten in place."""
+
+
+@dataclass
+class EnvSet:
+    var: str
+    node: ast.AST
+    scope: int
+    order: int
+    path: tuple
+
+
+@dataclass
+class Model:
+    uses: list = field(default_factory=list)
+    env_sets: list = field(default_factory=list)
+    torch_imports: list = field(default_factory=list)
+    """(scope, order) of every import that imports torch."""
+    strings: set = field(default_factory=set)
+    """Every string constant of the module (cheap "is X mentioned anywhere")."""
+    functions: set = field(default_factory=set)
+    """Names bound by def/lambda/class anywhere (a value that is one of them is a shim)."""
+    calls: list = field(default_factory=list)
+    """(scope, order, name) of every call: the resolved dotted name, else the callee as written
+    (``subprocess.run``, ``mp.spawn``)."""
+    cuda_calls: list = field(default_factory=list)
+    """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
+
+
+AMBIGUOUS = "<ambiguous>"
+
+
+def _bind(out: dict, name: str, dotted: str) -> None:
+    """A name bound to two different things in one scope (``try: from torch.amp import X``
+    ``except ImportError: from torch.cuda.amp import X``) resolves to neither."""
+    if name in out and out[name] != dotted and out[name] != "<param>":
+        out[name] = AMBIGUOUS
+    else:
+        out[name] = dotted
+
+
+def _imports_in(body: list, out: dict, resolve: Any) -> None:
+    """Bindings made by imports (and torch aliases) in ``body``, not in nested scopes."""
+    for node in body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                root = a.name.split(".")[0]
+                if a.asname:
+                    _bind(out, a.asname, a.name)
+                else:
+                    _bind(out, root, root)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                for a in node.names:
+                    if a.name != "*":
+                        _bind(out, a.asname or a.name, f"{node.module}.{a.name}")
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            dotted = resolve(node.value, out)
+            if dotted:
+                _bind(out, node.targets[0].id, dotted)
+            elif node.targets[0].id in out:
+                out[node.targets[0].id] = AMBIGUOUS
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            sub = getattr(node, name, None)
+            if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                _imports_in(sub, out, resolve)
+        for h in getattr(node, "handlers", None) or []:
+            _imports_in(h.body, out, resolve)
+        for c in getattr(node, "cases", None) or []:
+            _imports_in(c.body, out, resolve)
+
+
+def versionish(test: ast.AST) -> bool:
+    for n in ast.walk(test):
+        ident = None
+        if isinstance(n, ast.Name):
+            ident = n.id
+        elif isinstance(n, ast.Attribute):
+            ident = n.attr
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and re.match(r"^\d+\.\d+", n.value):
+            return True
+        if ident and _VERSIONISH.search(ident):
+            return True
+    return False
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for t in types:
+        name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "")
+        if name in GUARD_EXC:
+            return True
+    return False
+
+
+class Analyzer(ast.NodeVisitor):
+    def __init__(self, version: Optional[tuple] = None) -> None:
+        self.version = version
+        self.model = Model()
+        self.module_aliases: dict = {}
+        self.scopes: list = []  # [(scope id, aliases)]
+        self.guard = 0
+        self.path: tuple = ()
+        self.order = 0
+        self._seen_chain: set = set()
+
+    # -- resolution --------------------------------------------------------------------
+    def _lookup(self, name: str, local: Optional[dict] = None) -> Optional[str]:
+        if local is not None and name in local:
+            return local[name]
+        if self.scopes and name in self.scopes[-1][1]:
+            return self.scopes[-1][1][name]
+        return self.module_aliases.get(name)
+
+    def resolve(self, node: ast.AST, local: Optional[dict] = None) -> Optional[str]:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self._lookup(node.id, local)
+        if base is None or base.split(".")[0] not in ROOTS:
+            return None
+        return ".".join([base] + parts[::-1])
+
+    def _rooted(self, node: ast.AST) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and self._lookup(node.id) in ROOTS
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def _scope(self) -> int:
+        return self.scopes[-1][0] if self.scopes else 0
+
+    def _tick(self) -> int:
+        self.order += 1
+        return self.order
+
+    def _use(self, name: str, node: ast.AST, ctx: str, value: Optional[ast.AST] = None) -> None:
+        self.model.uses.append(Use(name, node, ctx, self.guard > 0, self._scope(), self._tick(),
+                                   self.path, value, self._rooted(node)))
+
+    # -- scopes ------------------------------------------------------------------------
+    def visit_Module(self, node: ast.Module) -> None:
+        _imports_in(node.body, self.module_aliases, lambda v, out: self.resolve(v, out))
+        self.generic_visit(node)
+
+    def _function(self, node: Any) -> None:
+        self.model.functions.add(node.name)
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        if getattr(node, "returns", None):
+            self.visit(node.returns)
+        local: dict = {}
+        outer = dict(self.scopes[-1][1]) if self.scopes else {}
+        local.update(outer)
+        params = [a.arg for a in node.args.args + node.args.kwonlyargs + getattr(node.args, "posonlyargs", [])]
+        for p in params:  # a parameter named like a module shadows it
+            local[p] = "<param>"
+        self.scopes.append((id(node), local))
+        fresh: dict = {}
+        _imports_in(node.body, fresh, lambda v, out: self.resolve(v, out))
+        local.update(fresh)  # the function's own imports shadow the enclosing ones
+        saved_path = self.path
+        for stmt in node.body:
+            self.visit(stmt)
+        self.path = saved_path
+        self.scopes.pop()
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.model.functions.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.generic_visit(node)
+
+    # -- guards ------------------------------------------------------------------------
+    def _arms(self, node: Any, body: list, orelse: list) -> None:
+        """A version check the target torch decides guards only the arm that does not run;
+        any other version-like test guards both."""
+        self.visit(node.test)
+        known = truth(node.test, self.version) if self.version else None
+        guarded = versionish(node.test)
+        saved = self.path
+        for arm, stmts, live in (("b", body, known is not False), ("o", orelse, known is not True)):
+            g = int(guarded and (known is None or not live))
+            self.guard += g
+            self.path = saved + ((id(node), arm),)
+            for s in stmts:
+                self.visit(s)
+            self.guard -= g
+        self.path = saved
+
+    def visit_If(self, node: ast.If) -> None:
+        self._arms(node, node.body, node.orelse)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._arms(node, [node.body], [node.orelse])
+
+    def _try(self, node: Any) -> None:
+        guarded = any(_catches(h) for h in node.handlers)
+        self.guard += guarded
+        for s in node.body:
+            self.visit(s)
+        saved = self.path
+        for h in node.handlers:
+            self.path = saved + ((id(node), "h"),)
+            g = _catches(h)
+            self.guard += g
+            for s in h.body:
+                self.visit(s)
+            self.guard -= g
+        self.path = saved
+        self.guard -= guarded
+        for s in node.orelse + node.finalbody:
+            self.visit(s)
+
+    visit_Try = _try
+    visit_TryStar = _try
+
+    def visit_With(self, node: Any) -> None:
+        suppress = any(isinstance(i.context_expr, ast.Call)
+                       and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", "")) == "suppress"
+                       and any(getattr(a, "id", getattr(a, "attr", "")) in GUARD_EXC for a in i.context_expr.args)
+                       for i in node.items)
+        for i in node.items:
+            self.visit(i)
+        self.guard += suppress
+        for s in node.body:
+            self.visit(s)
+        self.guard -= suppress
+
+    visit_AsyncWith = visit_With
+
+    # -- statements --------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.name.split(".")[0] in TORCH_IMPORTERS:
+                self.model.torch_imports.append((self._scope(), self._tick(), self.path))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level == 0 and node.module:
+            if node.module.split(".")[0] in TORCH_IMPORTERS:
+                self.model.torch_imports.append((self._scope(), self._tick(), self.path))
+            if node.module.split(".")[0] == "torch":
+                for a in node.names:
+                    if a.name != "*":
+                        self._use(f"{node.module}.{a.name}", node, "import")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for t in node.targets:
+            self._store(t, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._store(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._store(node.target, node.value)
+
+    def _store(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._store(elt, None)
+            return
+        if isinstance(target, ast.Attribute):
+            dotted = self.resolve(target)
+            self.visit(target.value)
+            if dotted:
+                self._use(dotted, target, "store", value)
+            return
+        if isinstance(target, ast.Subscript):
+            env = self.resolve(target.value)
+            if env == "os.environ":
+                var = _const_str(target.slice)
+                if var:
+                    self._env(var, target)
+            self.visit(target.value)
+            self.visit(target.slice)
+            return
+        self.visit(target)
+
+    def _env(self, var: str, node: ast.AST) -> None:
+        self.model.env_sets.append(EnvSet(var, node, self._scope(), self._tick(), self.path))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        dotted = self.resolve(node.func)
+        if dotted in ("os.environ.setdefault", "os.putenv") and node.args:
+            var = _const_str(node.args[0])
+            if var:
+                self._env(var, node)
+        elif dotted == "os.environ.update":
+            for kw in node.keywords:
+                if kw.arg:
+                    self._env(kw.arg, node)
+            for arg in node.args:
+                if isinstance(arg, ast.Dict):
+                    for k in arg.keys:
+                        var = _const_str(k) if k is not None else None
+                        if var:
+                            self._env(var, node)
+        func = node.func
+        self.model.calls.append((self._scope(), self.order, dotted or _written(func)))
+        if dotted is None and isinstance(func, ast.Attribute) and (
+                func.attr == "cuda" or (func.attr == "to" and node.args
+                                        and (_const_str(node.args[0]) or "").startswith("cuda"))):
+            self.model.cuda_calls.append((self._scope(), self._tick(), self.path))
+        if dotted:
+            self._use(dotted, node.func, "call", node)
+            self._seen_chain.add(id(node.func))
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and id(node) not in self._seen_chain:
+            dotted = self.resolve(node)
+            if dotted:
+                self._use(dotted, node, "load")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and id(node) not in self._seen_chain:
+            dotted = self._lookup(node.id)
+            if dotted and dotted.split(".")[0] in ROOTS and "." in dotted:
+                self._use(dotted, node, "load")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and len(node.value) < 200:
+            self.model.strings.add(node.value)
+
+
+def _written(node: Any) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(parts[::-1])
+
+
+def _const_str(node: Any) -> Optional[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def analyze(tree: ast.Module, version: Optional[tuple] = None) -> Model:
+    a = Analyzer(version)
+    a.visit(tree)
+    return a.model
+
+
+def exclusive(p1: tuple, p2: tuple) -> bool:
+    """Two branch paths that can never both run (the two arms of one ``if``)."""
+    arms = dict(p1)
+    return any(k in arms and arms[k] != arm for k, arm in p2)

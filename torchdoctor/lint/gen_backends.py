@@ -1,0 +1,201 @@
+"""Regenerate ``rules/lint/data/torch_backends.yaml`` from an installed torch (run it with torch).
+
+    python -m torchdoctor.lint.gen_backends > rules/lint/data/torch_backends.yaml
+
+It imports every ``torch.backends`` submodule and records each public name PyTorch itself
+defines there (names imported from elsewhere - ``torch``, ``contextlib``, typing helpers -
+are left out) with how it behaves under assignment:
+
+  flag      a settable value (ContextProp, property with a setter, plain data attribute)
+  readonly  a value whose setter refuses assignment (raises), or a computed one
+  function  a function: assigning to it replaces it
+  class     a class
+  object    an object with its own attributes (cufft_plan_cache, cuda.matmul, cudnn.conv)
+  constant  a module constant (mkl.VERBOSE_ON)
+  module    a submodule
+
+``since`` comes from :data:`SINCE` below (the first release with the name, from the release
+notes and versioned docs cited there); a name without it is only known to exist in the torch
+this ran with. Never imported by torchdoctor itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import sys
+import types
+
+# first release with the name, where it is later than 1.0 and known (sources in the YAML header)
+SINCE = {
+    # flags catalog section 3.2 and rules/settings.yaml (torch.backends.cudnn.allow_tf32 since 1.7)
+    "cuda.matmul": "1.7",
+    "cuda.matmul.allow_tf32": "1.7",
+    "cudnn.allow_tf32": "1.7",
+    # rules/settings.yaml (the sdp settings' since), flags catalog section 2 (SDPA shipped in 2.0)
+    "cuda.enable_flash_sdp": "2.0",
+    "cuda.enable_mem_efficient_sdp": "2.0",
+    "cuda.enable_math_sdp": "2.0",
+    "cuda.flash_sdp_enabled": "2.0",
+    "cuda.mem_efficient_sdp_enabled": "2.0",
+    "cuda.math_sdp_enabled": "2.0",
+    "cuda.sdp_kernel": "2.0",
+    "cuda.enable_cudnn_sdp": "2.5",
+    "cuda.cudnn_sdp_enabled": "2.5",
+    # the MPS backend came with 1.12 (https://pytorch.org/blog/pytorch-1.12-released/)
+    "mps": "1.12",
+    # the fp32_precision API: rules/settings.yaml look_alikes (new-api, since 2.9)
+    "fp32_precision": "2.9",
+    "cudnn.fp32_precision": "2.9",
+    "cudnn.conv": "2.9",
+    "cudnn.rnn": "2.9",
+    "cuda.matmul.fp32_precision": "2.9",
+    "mkldnn.fp32_precision": "2.9",
+    "mkldnn.matmul": "2.9",
+    "mkldnn.conv": "2.9",
+    "mkldnn.rnn": "2.9",
+}
+# cuBLASModule (cuda.matmul) answers these through __getattr__/__setattr__ (read from its source)
+MATMUL = {
+    "allow_tf32": "flag",
+    "allow_fp16_reduced_precision_reduction": "flag",
+    "allow_bf16_reduced_precision_reduction": "flag",
+    "allow_fp16_reduced_precision_reduction_split_k": "readonly",
+    "allow_bf16_reduced_precision_reduction_split_k": "readonly",
+    "allow_fp16_accumulation": "flag",
+    "fp32_precision": "flag",
+}
+READONLY = {"xnnpack.enabled", "quantized.supported_engines"}
+"""Properties whose setter raises (flags catalog section 1.1, verified on 2.13)."""
+PRECISION_OBJECTS = ("_FP32Precision",)
+
+
+def _kind(qual: str, value, owner_cls) -> str | None:
+    if qual in READONLY:
+        return "readonly"
+    if isinstance(value, types.ModuleType):
+        return "module" if value.__name__.startswith("torch.backends.") else None
+    if inspect.isclass(value):
+        return "class" if getattr(value, "__module__", "").startswith("torch.backends") else None
+    if callable(value) and not hasattr(value, "__dict__") or inspect.isroutine(value):
+        return "function" if getattr(value, "__module__", "") and str(value.__module__).startswith(("torch.backends", "torch._C")) else None
+    return None
+
+
+def _defined_in_source(path) -> set:
+    """Names a module's own source binds by assignment (not by import); callers keep only
+    those that are module attributes."""
+    import ast
+
+    if not path or not str(path).endswith(".py"):
+        return set()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError):
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out
+
+
+def collect(torch) -> dict[str, str]:
+    import torch.backends as backends
+    from torch.backends import ContextProp, PropModule
+
+    out: dict[str, str] = {}
+    names = ["torch.backends"] + ["torch.backends." + m.name for m in pkgutil.iter_modules(backends.__path__)
+                                  if not m.name.startswith("_")]
+    for name in names:
+        try:
+            mod = importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module this build cannot import is left out
+            continue
+        short = name[len("torch.backends."):] if name != "torch.backends" else ""
+        prefix = short + "." if short else ""
+        if short:
+            out[short] = "module"
+        orig = getattr(mod, "m", mod) if isinstance(mod, PropModule) else mod
+        cls_vars = dict(vars(type(mod))) if type(mod) is not types.ModuleType else {}
+        defined = _defined_in_source(getattr(orig, "__file__", None))
+        for attr, value in list(vars(orig).items()) + list(cls_vars.items()):
+            if attr.startswith("_") or attr in ("m",):
+                continue
+            qual = prefix + attr
+            if isinstance(value, (ContextProp, property)) or hasattr(type(value), "__set__"):
+                if isinstance(value, property):
+                    setter = value.fset
+                elif isinstance(value, ContextProp):
+                    setter = value.setter
+                else:
+                    setter = getattr(type(value), "__set__", None)
+                kind = "flag" if setter is not None else "readonly"
+                if qual in READONLY:
+                    kind = "readonly"
+            elif type(value).__name__ in PRECISION_OBJECTS or type(value).__name__.endswith(("Manager", "Module", "Controller")):
+                kind = "object"
+            elif isinstance(value, (bool, int, float, str, type(None))):
+                if attr in cls_vars and attr not in vars(orig):
+                    kind = "flag"  # a plain class attribute of a PropModule (benchmark_limit on CPU)
+                elif attr.isupper():
+                    kind = "constant"
+                else:
+                    kind = "flag"  # module-level data people assign (opt_einsum.enabled)
+            else:
+                kind = _kind(qual, value, type(mod))
+                if kind is None and type(value).__module__.startswith("torch.backends"):
+                    kind = "object"
+            if kind is None and attr in defined and not isinstance(value, types.ModuleType):
+                kind = "constant" if attr.isupper() else "object"  # data defined in the module (a set, a dict)
+            if kind is None:
+                continue
+            if qual in out and out[qual] == "flag":
+                continue
+            out[qual] = kind
+            if qual in ("cudnn.conv", "cudnn.rnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn"):
+                out[qual + ".fp32_precision"] = "flag"
+    for attr, kind in MATMUL.items():
+        out["cuda.matmul." + attr] = kind
+    out["cuda.matmul"] = "object"
+    for attr in ("triton", "cutedsl"):  # DSL controllers answered by PythonNativeModule.__getattr__
+        if "python_native" in out:
+            out["python_native." + attr] = "object"
+    return out
+
+
+def main() -> int:
+    import torch
+
+    names = collect(torch)
+    version = torch.__version__
+    print("# GENERATED by `python -m torchdoctor.lint.gen_backends` (do not edit by hand; edit SINCE there).")
+    print(f"# The public names PyTorch defines under torch.backends, introspected on torch {version}")
+    print("# (CPU build: names that exist only on CUDA/ROCm/Mac builds are what the CPU build's module")
+    print("# source defines too, since every torch.backends module is pure Python and imports on any build).")
+    print("# `since`: the first release with the name, from the SINCE table of the generator, sourced from")
+    print("# the release notes and versioned docs; names without it are only verified to exist in the")
+    print(f"# introspected torch ({version}). Names that existed in older releases and were removed before it")
+    print("# are not listed (unverified: none is known to lint for).")
+    print("references:")
+    for ref in ("https://pytorch.org/docs/stable/backends.html",
+                "/work/shared/design/knowledge/flags-catalog.md section 1 (torch.backends in 2.13)",
+                "https://pytorch.org/blog/pytorch-1.12-released/",
+                "https://pytorch.org/blog/pytorch-2.0-release/",
+                "https://pytorch.org/blog/pytorch2-5/"):
+        print(f"  - {ref}")
+    print(f'introspected: "{version}"')
+    print("names:")
+    for qual in sorted(names):
+        since = SINCE.get(qual) or SINCE.get(qual.rsplit(".", 1)[0])
+        extra = f', since: "{since}"' if since else ""
+        print(f"  {qual}: {{kind: {names[qual]}{extra}}}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

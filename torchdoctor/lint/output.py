@@ -1,0 +1,132 @@
+"""Renderers of lint findings (pure: findings and rules in, text out): full, concise, json,
+sarif (2.1.0) and github (workflow commands)."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from torchdoctor.lint.knowledge import HELP_URI
+from torchdoctor.version import __version__
+
+FORMATS = ("full", "concise", "json", "sarif", "github")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def where(f) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{f.path}:{cell}{f.line}:{f.col}"
+
+
+def concise(findings: list) -> str:
+    return "".join(f"{where(f)}: {f.id} {f.message}\n" for f in findings)
+
+
+def full(findings: list, sources: dict) -> str:
+    out = []
+    for f in findings:
+        out.append(f"{where(f)}: {f.id} [{f.severity}] {f.message}")
+        lines = sources.get((f.path, f.cell))
+        if lines and 1 <= f.line <= len(lines):
+            text = lines[f.line - 1].rstrip("\n")[:200]
+            out.append(f"  {f.line:>4} | {text}")
+            width = max(1, (f.end_col - f.col) if f.end_line == f.line else len(text) - f.col + 1)
+            out.append("       | " + " " * (f.col - 1) + "^" * min(width, 120))
+        if f.fix:
+            label = "fix" if f.fix["applicability"] == "safe" else "unsafe fix (--unsafe-fixes)"
+            out.append(f"       = {label}: {f.fix['message']}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def as_json(findings: list) -> str:
+    return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(findings: list) -> str:
+    out = []
+    for f in findings:
+        level = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
+        props = [f"file={_escape_prop(f.path)}", f"line={f.line}", f"col={f.col}",
+                 f"endLine={f.end_line}", f"endColumn={f.end_col}", f"title={_escape_prop('torchdoctor ' + f.id)}"]
+        cell = f"cell {f.cell}: " if f.cell is not None else ""
+        out.append(f"::{level} {','.join(props)}::{_escape_data(cell + f.message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def sarif(findings: list, rules: list) -> str:
+    used = sorted({f.id for f in findings} | {r.id for r in rules})
+    by_id = {r.id: r for r in rules}
+    index = {rid: i for i, rid in enumerate(used)}
+    descriptors = []
+    for rid in used:
+        r = by_id.get(rid)
+        d: dict = {"id": rid}
+        if r is not None:
+            d.update({
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.why},
+                "helpUri": HELP_URI.format(id=rid),
+                "help": {"text": r.fix or r.summary},
+                "defaultConfiguration": {"level": _LEVEL[r.severity], "enabled": r.default},
+                "properties": {"tags": r.all_tags, "kind": r.kind},
+            })
+        descriptors.append(d)
+    results = []
+    for f in findings:
+        region = {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}
+        res: dict = {
+            "ruleId": f.id, "ruleIndex": index[f.id], "level": _LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}],
+            "properties": {"tags": f.tags, "kind": f.kind},
+        }
+        if f.cell is not None:
+            res["properties"]["cell"] = f.cell
+        if f.torch_version:
+            res["properties"]["torch_version"] = f.torch_version
+        if f.fix:
+            res["fixes"] = [{
+                "description": {"text": f.fix["message"] or "fix"},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": _uri(f.path)},
+                    "replacements": [{"deletedRegion": {"startLine": e["line"], "startColumn": e["col"],
+                                                        "endLine": e["end_line"], "endColumn": e["end_col"]},
+                                      "insertedContent": {"text": e["content"]}} for e in f.fix["edits"]],
+                }],
+            }]
+        results.append(res)
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "torchdoctor", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": "https://github.com/torchdoctor/torchdoctor", "rules": descriptors}},
+        "results": results,
+    }]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    path = path.replace("\\", "/")
+    return quote(path[2:] if path.startswith("./") else path)
+
+
+def render(fmt: str, findings: list, rules: list, sources: Optional[dict] = None) -> str:
+    if fmt == "concise":
+        return concise(findings)
+    if fmt == "json":
+        return as_json(findings)
+    if fmt == "sarif":
+        return sarif(findings, rules)
+    if fmt == "github":
+        return github(findings)
+    return full(findings, sources or {})
