@@ -104,13 +104,25 @@ def test_observed_entries_are_not_settings_and_real_look_alikes_are_observed(tmp
         assert (name in REG.observed) == (relation in ("legacy", "new-api")), name
 
 
-def test_every_fake_look_alike_has_a_did_you_mean():
-    """A fake look-alike is one the in-process audit names with the real statement."""
-    from torchdoctor import tables
+def test_every_fake_has_a_did_you_mean_or_a_note():
+    """A fake name is one the in-process audit explains: the real statement or a note, from
+    the registry (the one source for audit(), lint and recommend)."""
+    table = REG.fake_table()
+    named = {a.name for e in [*REG.settings.values(), *REG.observed.values()]
+             for a in e.look_alikes if a.relation == "fake"} | set(REG.fakes)
+    assert named and set(table) == named
+    for name, entry in table.items():
+        assert entry["did_you_mean"] or entry["note"], name
+        assert entry["category"] in (None, "performance", "reproducibility", "threads"), name
 
-    fakes = set((tables.load("backends_fake_flags") or {}).get("fakes") or {})
-    named = {a.name for s in REG.settings.values() for a in s.look_alikes if a.relation == "fake"}
-    assert named and named <= fakes
+
+def test_a_fake_named_twice_in_the_registry_is_refused(tmp_path):
+    text = (default_rules_dir() / "settings.yaml").read_text(encoding="utf-8")
+    text += "  torch.backends.mkl.enabled:\n    note: twice\n    references: [https://x]\n"
+    path = tmp_path / "settings.yaml"
+    path.write_text(text)
+    with pytest.raises(RuleFileError, match="fakes torch.backends.mkl.enabled: is already a look-alike"):
+        _load_registry(str(path))
 
 
 def test_the_child_scans_exactly_the_getters_yaml_parses():

@@ -106,9 +106,9 @@ class DeadAttribute(_Model):
     did_you_mean: Optional[str] = None
     """A statement that is safe to paste instead, or None when nothing is close."""
     note: Optional[str] = None
-    """More from rules/data/backends_fake_flags.yaml, when the attribute is listed there."""
+    """More from the registry (rules/settings.yaml), when the attribute is a fake it lists."""
     category: str = "performance"
-    """What a mistake with it costs (backends_fake_flags.yaml can say reproducibility)."""
+    """What a mistake with it costs (the registry can say another category)."""
 
 
 class LoadedLibrary(_Model):

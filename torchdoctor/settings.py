@@ -19,7 +19,7 @@ from typing import Any, Literal, Optional, Union
 from torchdoctor import yamlio
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import default_rules_dir
@@ -137,7 +137,27 @@ class LookAlike(BaseModel):
     rewrite: Optional[dict[str, str]] = None
     """A deprecated callable's safe rewrite: ``call`` (the new dotted name) with ``prepend``
     (an argument written first) or ``append`` (a keyword written last)."""
+    did_you_mean: Optional[str] = None
+    """A fake's real statement, as audit() offers it; ``{value}`` is the assigned value."""
+    by_value: Optional[dict[bool, str]] = None
+    """A did_you_mean per assigned True/False, used first."""
+    note: Optional[str] = None
+    """One line of context audit() shows with the finding (lint, where there is no advice)."""
+    category: Optional[str] = None
+    """The category of audit()'s finding (default performance)."""
     references: list[str] = []
+
+
+class FakeName(BaseModel):
+    """A name under torch.backends that looks like a setting but belongs to no entry."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    did_you_mean: Optional[str] = None
+    by_value: Optional[dict[bool, str]] = None
+    note: Optional[str] = None
+    category: Optional[str] = None
+    advice: Optional[str] = None
+    references: list[str] = Field(min_length=1)
 
 
 class Observed(BaseModel):
@@ -266,6 +286,8 @@ class Registry(BaseModel):
     model_config = ConfigDict(frozen=True)
     settings: dict[str, Setting]
     observed: dict[str, Observed] = {}
+    fakes: dict[str, FakeName] = {}
+    """Fake names that belong to no setting (``fakes:`` in settings.yaml)."""
     _digest: str = PrivateAttr("")
     """SHA-256 of the settings file it was loaded from (part of the rule cache's key)."""
 
@@ -283,6 +305,19 @@ class Registry(BaseModel):
         them back (``torchdoctor.probes._child_settings.read``)."""
         out = [(k, s.getter.as_data()) for k, s in self.settings.items() if s.getter]
         return out + [(k, o.getter.as_data()) for k, o in self.observed.items()]
+
+    def fake_table(self) -> dict[str, dict[str, Any]]:
+        """Every fake name (the fake look-alikes and ``fakes:``) -> what audit() says of it:
+        ``did_you_mean``, ``by_value``, ``note``, ``category``."""
+        fields = ("did_you_mean", "by_value", "note", "category")
+        out: dict[str, dict[str, Any]] = {}
+        for entry in [*self.settings.values(), *self.observed.values()]:
+            for alike in entry.look_alikes:
+                if alike.relation == "fake":
+                    out[alike.name] = {f: getattr(alike, f) for f in fields}
+        for name, fake in self.fakes.items():
+            out[name] = {f: getattr(fake, f) for f in fields}
+        return out
 
 
 def load_registry(path: Optional[Path] = None) -> Registry:
@@ -315,7 +350,7 @@ def _load_registry(path: str) -> Registry:
         except ValueError as exc:
             raise RuleFileError(f"{path}: setting {str(key)[:80]}: {str(exc)[:300]}") from None
     observed = _load_observed(path, raw.get("observed"), out)
-    registry = Registry(settings=out, observed=observed)
+    registry = Registry(settings=out, observed=observed, fakes=_load_fakes(path, raw.get("fakes"), out, observed))
     _check_getters_scan(path, text, registry)
     registry._digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return registry
@@ -386,6 +421,27 @@ def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[st
                                     "needs an `observed` entry (its getter)")
             if alike.relation == "fake" and (alike.name in out or alike.name in settings):
                 raise RuleFileError(f"{path}: setting {key}: fake look-alike {alike.name[:80]} is real")
+    return out
+
+
+def _load_fakes(path: str, raw: Any, settings: dict[str, Setting],
+                observed: dict[str, Observed]) -> dict[str, FakeName]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise RuleFileError(f"{path}: 'fakes' must be a mapping")
+    alikes = {a.name for e in [*settings.values(), *observed.values()] for a in e.look_alikes}
+    out: dict[str, FakeName] = {}
+    for key, body in raw.items():
+        try:
+            if key in settings or key in observed:
+                raise ValueError("is a real setting")
+            if key in alikes:
+                raise ValueError("is already a look-alike of an entry (one place per name)")
+            out[str(key)] = FakeName.model_validate(body)
+        except (ValidationError, TypeError, ValueError) as exc:
+            first = str(exc).splitlines()
+            raise RuleFileError(f"{path}: fakes {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
     return out
 
 

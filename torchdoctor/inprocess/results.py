@@ -113,11 +113,11 @@ class IgnoredAttribute(_Result):
     did_you_mean: Optional[str] = None
     """A statement that is safe to paste instead, or None when nothing is close."""
     note: Optional[str] = None
-    """More from ``rules/data/backends_fake_flags.yaml``, when the attribute is listed there."""
+    """More from the registry (``rules/settings.yaml``), when the attribute is a fake it lists."""
     replaced: bool = False
     """True when it replaced PyTorch's function, class, module or object (code using it breaks)."""
     category: str = "performance"
-    """The finding's category (``backends_fake_flags.yaml`` can say reproducibility)."""
+    """The finding's category (the registry can say another)."""
 
 
 class Tf32ApiState(_Result):

@@ -1,7 +1,7 @@
 """What to tell about a dead ``torch.backends`` attribute: the problem, and a "did you mean"
 that is safe to paste.
 
-Beyond the curated table (``rules/data/backends_fake_flags.yaml``), a suggestion is made only
+Beyond the registry's fake names (``rules/settings.yaml``), a suggestion is made only
 when its target exists, is not deprecated and takes the assigned value; a close match by name
 is only a match when the attribute's own name is close.
 """
@@ -21,19 +21,18 @@ from torchdoctor.facts import DeadAttribute
 from torchdoctor.inprocess.names import Dead, class_names, describe, own_classes, scan
 from torchdoctor.inprocess.results import IgnoredAttribute
 
-DATA_FILE = "backends_fake_flags"
 NO_SUCH_SETTING = "PyTorch has no such setting: the assignment is silently ignored"
 
 
 @functools.lru_cache(maxsize=1)
 def fake_table() -> dict[str, Any]:
-    from torchdoctor import tables
+    """The registry's fake names (rules/settings.yaml) -> did_you_mean, by_value, note, category."""
+    from torchdoctor.settings import load_registry
 
     try:
-        data = tables.load(DATA_FILE) or {}
+        return load_registry().fake_table()
     except Exception:  # noqa: BLE001 - the audit works without suggestions
         return {}
-    return dict(data.get("fakes") or {})
 
 
 

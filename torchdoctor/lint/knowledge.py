@@ -62,7 +62,8 @@ class Knowledge:
     look_alikes: dict
     """Fake/deprecated dotted name -> {relation, advice, since/until, deprecated, rewrite, setting}."""
     fake_notes: dict
-    """rules/data/backends_fake_flags.yaml: dotted fake -> did_you_mean / note (the audit's table)."""
+    """Every fake name of the registry (fake look-alikes and ``fakes:``) -> did_you_mean / note
+    / advice, as audit() reads them."""
     env_when: dict
     """Environment variable -> when torch reads it (torch-import, cuda-init, ...)."""
     env_until: dict = field(default_factory=dict)
@@ -84,7 +85,7 @@ def _inputs() -> list:
     base = default_rules_dir()
     files = sorted(p for p in lint_dir().glob("*.yaml"))
     return files + [lint_dir() / "data" / "torch_backends.yaml", base / "settings.yaml",
-                    base / "data" / "backends_fake_flags.yaml", base / "data" / "torch_releases.yaml"]
+                    base / "data" / "torch_releases.yaml"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -120,8 +121,7 @@ def _compile(raw: dict, order: list) -> dict:
     base = default_rules_dir()
     settings_path = str(base / "settings.yaml")
     rule_paths = [p for p in order if Path(p).parent.name == "lint" or p not in (
-        settings_path, str(base / "data" / "backends_fake_flags.yaml"),
-        str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"))]
+        settings_path, str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"))]
     rules, seen = [], set()
     for p in rule_paths:
         rule = _rule(p, raw[p])
@@ -158,9 +158,18 @@ def _compile(raw: dict, order: list) -> dict:
                 entry["setting"] = key
                 entry["python"] = body.get("python") if where == "setting" else None
                 look_alikes[str(a["name"])] = entry
-    fake_table = (raw[str(base / "data" / "backends_fake_flags.yaml")] or {}).get("fakes") or {}
-    fake_notes = {str(k): {"did_you_mean": (v or {}).get("did_you_mean"), "note": (v or {}).get("note")}
-                  for k, v in fake_table.items()}
+    fake_notes: dict = {}
+    for _, body, _ in entries:
+        for a in body.get("look_alikes") or []:
+            if a.get("relation") == "fake":
+                fake_notes[str(a["name"])] = {"did_you_mean": a.get("did_you_mean"), "note": a.get("note")}
+    for name, body in (reg.get("fakes") or {}).items():
+        body = body or {}
+        fake_notes[str(name)] = {"did_you_mean": body.get("did_you_mean"), "note": body.get("note")}
+        if body.get("advice"):
+            look_alikes.setdefault(str(name), {"relation": "fake", "advice": body["advice"],
+                                               "references": list(body.get("references") or []),
+                                               "setting": None, "python": None})
     releases = raw[str(base / "data" / "torch_releases.yaml")] or {}
     newest = _newest(releases)
     return {"rules": rules, "names": names, "introspected": str(names_raw.get("introspected") or ""),

@@ -46,7 +46,6 @@ MODELS: dict[str, str] = {
     "packages_of_interest": "other.AllowList",
     "cpu_vendors": "other.CpuVendors",
     "pci": "other.Pci",
-    "backends_fake_flags": "other.BackendsFakeFlags",
     "diff_relevance": "other.DiffRelevance",
     "lscpu_labels": "other.LscpuLabels",
     "gpu_name_vendors": "other.GpuNameVendors",

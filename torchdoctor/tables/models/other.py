@@ -1,5 +1,5 @@
 """Models of the allow-lists (env_allowlist.yaml, packages_of_interest.yaml) and the small tables
-of other areas: cpu_vendors, pci, backends_fake_flags, diff_relevance, and the report importers'
+of other areas: cpu_vendors, pci, diff_relevance, and the report importers'
 lscpu_labels, gpu_name_vendors and paste_patterns."""
 
 from __future__ import annotations
@@ -36,17 +36,6 @@ class Pci(Closed):
     source: StrictStr
     nvidia_vendor: StrictStr
     gpu_classes: list[StrictStr]
-
-
-class FakeFlag(Sourced):
-    did_you_mean: StrictStr
-    by_value: Optional[dict[Any, StrictStr]] = None  # keys: the value assigned (True, False)
-    category: Optional[StrictStr] = None
-    references: list[StrictStr] = []
-
-
-class BackendsFakeFlags(Open):
-    fakes: dict[StrictStr, FakeFlag]
 
 
 class WhyWhen(Closed):
