@@ -22,11 +22,15 @@ Exit codes: 0 all files present and verified, 1 some missing (each named on one 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,6 +101,31 @@ def materialise(folder: Path, mirror: Path, check_only: bool) -> list[str]:
         else:
             dest.write_bytes(data)
     return problems
+
+
+class DataMissing(Exception):
+    """Some files of a data set are not written (one line for the user)."""
+
+
+@contextlib.contextmanager
+def staged(folder: Path) -> Iterator[Path]:
+    """A temporary copy of FOLDER's data files, outside any git checkout.
+
+    The files are git-ignored where they live (they must never be committed), and a linter that
+    honours .gitignore, as `torchdoctor lint` does, would skip them there; the copy has only
+    the data files, so every tool sees the same tree. Raises DataMissing where files are absent.
+    """
+    rows = read_sources(folder)
+    missing = [r["file"] for r in rows if not (folder / r["file"]).is_file()]
+    if missing:
+        raise DataMissing(f"{len(missing)} of {len(rows)} files of {folder} are not written "
+                          "(write them with: python benchmarks/lint_data.py)")
+    with tempfile.TemporaryDirectory(prefix=f"td-{folder.name}-") as tmp:
+        dest = Path(tmp) / folder.name
+        dest.mkdir()
+        for r in rows:
+            shutil.copyfile(folder / r["file"], dest / r["file"])
+        yield dest
 
 
 def main(argv: list[str] | None = None) -> int:
