@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
               "/tmp/torchfix-venv/bin/pip install torchfix`, or pass --torchfix PATH")
     else:
         print(f"\ntorchdoctor lint is {speedup}x faster than TorchFix on the tree (goal >= 25x); "
-              f"single file: {by[f'torchdoctor lint {args.file}']['median_s']:.3f} s (goal <= 0.2 s)")
+              f"single file: {by[f'torchdoctor lint {args.file}']['median_s']:.3f} s "
+              "(goal <= 0.2 s)")
     return 0
 
 

@@ -90,7 +90,8 @@ def materialise(folder: Path, mirror: Path, check_only: bool) -> list[str]:
             continue
         gdir = git_dir(mirror, row["repo"])
         if gdir is None:
-            problems.append(f"{dest.relative_to(REPO)}: no snapshot of {row['repo']} under {mirror}")
+            problems.append(f"{dest.relative_to(REPO)}: no snapshot of {row['repo']} "
+                            f"under {mirror}")
             continue
         data = git_show(gdir, row["commit"], row["path"])
         if data is None:
