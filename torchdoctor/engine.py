@@ -17,7 +17,7 @@ from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpres
 from torchdoctor import tables
 from torchdoctor.version import __version__
 from torchdoctor.errors import RuleConflictError, RuleFileError
-from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.facts import NAMESPACES, Facts, JobFacts, Unavailable
 from torchdoctor.report import (
     DroppedSetting,
     Finding,
@@ -32,6 +32,7 @@ from torchdoctor.safeio import clip
 from torchdoctor.settings import Registry, load_registry
 from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and tests name them here
     BASE_FUNCTIONS,
+    JOB_FUNCTIONS,
     NOT_FOR_RULES,
     TABLE_FUNCTIONS,
     FactUnavailable,
@@ -42,6 +43,7 @@ from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and test
 from torchdoctor.workload import Workload
 
 NO_WORKLOAD = "no workload declared (use `torchdoctor recommend --task ...` or --workload FILE)"
+NO_JOB = "not a distributed job (run `torchrun ... -m torchdoctor check --distributed`)"
 
 
 # ----------------------------------------------------------------------------------------
@@ -187,7 +189,8 @@ def _allow_view_methods() -> None:
 _allow_view_methods()
 
 
-def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> dict[str, Any]:
+def views(facts: Facts, workload: Optional[Workload], strict: bool = True,
+          job: Optional[JobFacts] = None) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for ns in NAMESPACES:
         value = getattr(facts, ns)
@@ -199,6 +202,7 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> di
         names["workload"] = UnavailableView("workload", NO_WORKLOAD, strict)
     else:
         names["workload"] = View(workload, "workload", strict)
+    names["job"] = UnavailableView("job", NO_JOB, strict) if job is None else View(job, "job", strict)
     return names
 
 
@@ -207,8 +211,9 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> di
 # ----------------------------------------------------------------------------------------
 
 
-def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
+def make_evaluator(names: dict[str, Any], job: Optional[JobFacts] = None) -> EvalWithCompoundTypes:
     fns = functions()
+    fns.update(job_functions(job))
     ev = EvalWithCompoundTypes(names=names, functions=fns)
 
     def known(path: str) -> bool:
@@ -232,6 +237,69 @@ def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
     return ev
 
 
+def _plain(value: Any) -> Any:
+    """A view's value as plain JSON-like data (to compare it across ranks)."""
+    if isinstance(value, View):
+        return value._model.model_dump(mode="json")
+    if isinstance(value, ListView):
+        return [_plain(wrap(x, "", False)) if isinstance(x, BaseModel) else x for x in value._items]
+    if isinstance(value, MapView):
+        return {k: (x.model_dump(mode="json") if isinstance(x, BaseModel) else x) for k, x in value._data.items()}
+    return value
+
+
+def job_functions(job: Optional[JobFacts]) -> dict[str, Any]:
+    """``differs(path, key=None)``, ``odd_ones(path, key=None)``, ``odd_ranks(path, key=None)``
+    and ``keys_differing(path, prefixes=[])``: a fact path of one rank's facts (``"torch.version"``,
+    ``"env.variables"`` with ``key="NCCL_IB_DISABLE"``) compared over ``job.ranks``; ranks where
+    it is unknown are left out, and a fact unknown on every rank skips the rule
+    (docs/writing-rules.md). Without a job every one of them skips the rule."""
+    from torchdoctor.distributed import compare
+
+    evaluators: dict[int, EvalWithCompoundTypes] = {}
+
+    def pairs(path: str, key: Any = None) -> list:
+        if job is None:
+            raise FactUnavailable("job", NO_JOB)
+        out = []
+        for r in job.ranks:
+            ev = evaluators.get(r.rank) or make_evaluator(views(r.facts, None))
+            evaluators[r.rank] = ev
+            try:
+                value = _plain(ev.eval(f"({path})"))
+            except FactUnavailable:
+                out.append((r.rank, compare.UNKNOWN))
+                continue
+            if key is not None:
+                value = value.get(str(key)) if isinstance(value, dict) else None
+            out.append((r.rank, value))
+        known = compare.known(out)
+        if not known:
+            raise FactUnavailable(f"job.ranks[].facts.{path}", "unknown on every rank")
+        return known
+
+    return {
+        "differs": lambda path, key=None: compare.differs(pairs(path, key)),
+        "odd_ones": lambda path, key=None: compare.odd_ones(job, pairs(path, key)),  # type: ignore[arg-type]
+        "odd_ranks": lambda path, key=None: compare.odd_ranks(pairs(path, key)),
+        "keys_differing": lambda path, prefixes=(): compare.keys_differing(pairs(path), list(prefixes)),
+    }
+
+
+_JOB_RULE: dict[str, bool] = {}
+
+
+def is_job_rule(rule: Rule) -> bool:
+    """A rule over a job: its condition reads ``job`` or calls a job function. Such rules are
+    evaluated only by ``check --distributed`` (with a job); every other rule only without."""
+    if rule.when not in _JOB_RULE:
+        from torchdoctor.rules import called_functions, fact_paths
+
+        roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
+        _JOB_RULE[rule.when] = "job" in roots or bool(called_functions(rule.when) & set(JOB_FUNCTIONS))
+    return _JOB_RULE[rule.when]
+
+
 # ----------------------------------------------------------------------------------------
 # evaluation
 # ----------------------------------------------------------------------------------------
@@ -247,9 +315,10 @@ class Outcome:
     reason: str = ""
 
 
-def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Outcome:
-    names = views(facts, workload, strict=True)
-    ev = make_evaluator(names)
+def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload],
+                  job: Optional[JobFacts] = None) -> Outcome:
+    names = views(facts, workload, strict=True, job=job)
+    ev = make_evaluator(names, job)
     try:
         fired = bool(ev.eval(f"({rule.when})"))
     except FactUnavailable as exc:
@@ -270,7 +339,7 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload]) -> Out
                 return Outcome(rule, "error", reason=f"recommend {key}: {_reason(exc)}")
         else:
             recommend[key] = value
-    return Outcome(rule, "fired", message=render_message(rule, facts, workload), recommend=recommend)
+    return Outcome(rule, "fired", message=render_message(rule, facts, workload, job), recommend=recommend)
 
 
 def _as_typed(text: Any) -> str:
@@ -289,7 +358,8 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(text.split())[:300]}"
 
 
-def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> str:
+def render_message(rule: Rule, facts: Facts, workload: Optional[Workload],
+                   job: Optional[JobFacts] = None) -> str:
     """The rule's message, rendered in the sandbox (:mod:`torchdoctor.sandbox`).
 
     What the message *does* wrong (call a function it may not, reach a private attribute,
@@ -299,9 +369,10 @@ def render_message(rule: Rule, facts: Facts, workload: Optional[Workload]) -> st
     from torchdoctor import sandbox
 
     fns = functions()
-    strict = make_evaluator(views(facts, workload, strict=True)).functions
+    strict = make_evaluator(views(facts, workload, strict=True, job=job), job).functions
     fns["known"], fns["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
-    context = views(facts, workload, strict=False)
+    fns.update({name: strict[name] for name in JOB_FUNCTIONS})
+    context = views(facts, workload, strict=False, job=job)
     context.update(fns)
     try:
         text = sandbox.render(rule.message, context, fns)
@@ -335,7 +406,10 @@ def evaluate(
     registry: Optional[Registry] = None,
     torch_version: Optional[str] = None,
     ignore: Iterable[str] = (),
+    job: Optional[JobFacts] = None,
 ) -> Report:
+    """Findings, skipped rules and the plan. Without ``job`` the rules over a job are left
+    out (not evaluated, not counted); with it only those are evaluated (is_job_rule)."""
     registry = registry or load_registry()
     ignored = set(ignore)
     findings: list[Finding] = []
@@ -343,10 +417,10 @@ def evaluate(
     fired: list[Outcome] = []
     evaluated = 0
     for rule in rules:
-        if rule.id in ignored:
+        if rule.id in ignored or is_job_rule(rule) != (job is not None):
             continue
         evaluated += 1
-        out = evaluate_rule(rule, facts, workload)
+        out = evaluate_rule(rule, facts, workload, job)
         if out.status == "skipped":
             skipped.append(Skipped(id=rule.id, needs=out.needs, reason=out.reason))
         elif out.status == "error":
@@ -516,9 +590,25 @@ class ExampleResult:
 def example_facts(example_facts_dict: dict) -> tuple[Facts, Optional[Workload]]:
     data = dict(example_facts_dict)
     wl = data.pop("workload", None)
+    data.pop("job", None)  # example_job()
     facts = Facts.model_validate({"origin": "synthetic", **data})
     workload = Workload.model_validate(wl) if wl is not None else None
     return facts, workload
+
+
+def example_job(example_facts_dict: dict) -> Optional[JobFacts]:
+    """An example's ``job`` (a rule over a job): each rank's ``facts`` is a partial Facts."""
+    job = example_facts_dict.get("job")
+    if job is None:
+        return None
+    data = dict(job)
+    data.setdefault("launcher", "torchrun")
+    data.setdefault("timeout_s", 60.0)
+    data.setdefault("world_size", len(data.get("ranks") or []))
+    data["ranks"] = [{"node": 0, "host": "node0", **r,
+                      "facts": {"origin": "synthetic", **(r.get("facts") or {})}}
+                     for r in data.get("ranks") or []]
+    return JobFacts.model_validate(data)
 
 
 def run_examples(rule: Rule) -> list[ExampleResult]:
@@ -535,9 +625,10 @@ def run_example(rule: Rule, group: str, ex: Any) -> ExampleResult:
 
     try:
         facts, workload = example_facts(ex.facts)
+        job = example_job(ex.facts)
     except Exception as exc:  # noqa: BLE001 - a bad example is a failed example
         return result(False, f"example facts invalid: {str(exc).splitlines()[0:3]}")
-    out = evaluate_rule(rule, facts, workload)
+    out = evaluate_rule(rule, facts, workload, job)
     expected = {"fires": "fired", "ok": "ok", "skips": "skipped"}[group]
     if out.status != expected:
         extra = f" (needs {out.needs}: {out.reason})" if out.status == "skipped" else ""

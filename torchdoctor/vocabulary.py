@@ -45,6 +45,10 @@ def vmajmin(text: Any) -> Version:
 
 
 
+JOB_FUNCTIONS = ("differs", "odd_ones", "odd_ranks", "keys_differing")
+"""Functions over the ranks of a job (``check --distributed``), bound to the job by the engine
+(engine.job_functions): each takes a fact path of one rank's facts as a string."""
+
 NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list", "name_tokens"})
 """Public functions of the tables package that are loaders, not lookups for rules."""
 
