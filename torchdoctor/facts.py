@@ -548,9 +548,10 @@ class MissingRank(_Model):
     host: Optional[str] = None
     """Its host, where it said hello before it stopped; None when it never joined."""
     node: Optional[int] = None
-    stage: Literal["never-joined", "no-facts", "failed"]
+    stage: Literal["never-joined", "no-facts", "failed", "stopped"]
     """never-joined: not seen at all; no-facts: joined, then died or hung before sending its
-    facts; failed: it reported an error of its own."""
+    facts; failed: it reported an error of its own; stopped: the launcher stopped it (SIGTERM)
+    because another rank exited."""
     detail: str = ""
 
 

@@ -93,7 +93,7 @@ def build_job(launch: Launch, timeout: float, got: dict) -> JobFacts:
     return JobFacts(
         launcher=launch.launcher, world_size=launch.world_size, ranks=ranks,
         nodes=_nodes(ranks, hello), missing=missing,
-        collectives=_collectives(got["conn"], timeout),
+        collectives=_collectives(got["conn"], timeout, bool(got["stopped"])),
         bandwidth=bandwidth.samples(((int(b["size_bytes"]), float(b["seconds"]))
                                      for b in got["conn"].get(0, {}).get("bandwidth", [])
                                      if float(b["seconds"]) > 0), launch.world_size),
@@ -116,7 +116,8 @@ def _missing(rank: int, hello: Optional[dict], status: Optional[str], problem: O
     if status:
         return MissingRank(rank=rank, host=host, node=node, stage="failed", detail=clip(status, 300))
     if hello is None:
-        detail = ("never joined the rendezvous (not started, crashed at start-up, or cannot reach "
+        detail = ("had not joined when the launcher stopped the job" if stopped else
+                  "never joined the rendezvous (not started, crashed at start-up, or cannot reach "
                   "MASTER_ADDR:MASTER_PORT)")
         return MissingRank(rank=rank, stage="never-joined", detail=detail)
     detail = (f"pid {hello.get('pid')} joined, then exited before sending its facts" if stopped
@@ -173,7 +174,7 @@ def _nodes(ranks: Sequence[RankFacts], hello: dict) -> list[NodeFacts]:
     return nodes
 
 
-def _collectives(conns: dict, timeout: float) -> list[CollectiveResult]:
+def _collectives(conns: dict, timeout: float, stopped: bool = False) -> list[CollectiveResult]:
     """Each rank's results merged per (backend, op): ok only if ok on every rank that ran it;
     a rank whose thread was still inside a step at its deadline failed that step."""
     merged: dict[tuple[str, str], dict] = {}
@@ -193,7 +194,8 @@ def _collectives(conns: dict, timeout: float) -> list[CollectiveResult]:
             entry = merged.setdefault((backend, op), {"ok": True, "seconds": 0.0, "error": None, "failed": []})
             entry["ok"] = False
             entry["failed"].append(rank)
-            entry["error"] = entry["error"] or f"did not finish within the {timeout:g} s timeout"
+            entry["error"] = entry["error"] or ("still waiting when the launcher stopped the job" if stopped
+                                                else f"did not finish within the {timeout:g} s timeout")
     return [CollectiveResult(backend=b if b in ("gloo", "nccl") else "gloo", op=op, ok=e["ok"],
                              seconds=round(e["seconds"], 4) if e["ok"] else None, error=e["error"],
                              failed_ranks=e["failed"])

@@ -81,7 +81,7 @@ class Connectivity(threading.Thread):
         rank, world = self.launch.rank, self.launch.world_size
         started = time.monotonic()
         try:
-            dist.init_process_group("gloo", store=dist.PrefixStore("pg/", self.store), rank=rank,
+            dist.init_process_group("gloo", store=self.store, rank=rank,
                                     world_size=world, timeout=timedelta(seconds=self.remaining()))
         except Exception as exc:  # noqa: BLE001 - a failed collective is a result
             self._record("gloo", "init_process_group", started, _first_line(exc))
@@ -195,6 +195,7 @@ class RankRun:
         self.deadline = self.start + timeout
         self.stopped = False
         self.store: Any = None
+        self.pg_store: Any = None
 
     # -- signals ---------------------------------------------------------------------
 
@@ -215,6 +216,7 @@ class RankRun:
             return
         try:
             if self.store is not None:
+                self.store.set_timeout(timedelta(seconds=1))
                 self.store.set(f"status/{self.launch.rank}", "stopped")
         except Exception:  # noqa: BLE001 - the store may be gone already
             pass
@@ -226,12 +228,17 @@ class RankRun:
         dist = torch.distributed
         remaining = timedelta(seconds=max(1.0, self.deadline - time.monotonic()))
         launch = self.launch
+        prefix = f"torchdoctor/{launch.run_id}/"
         if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
             store = dist.TCPStore(launch.master_addr, launch.master_port, is_master=False, timeout=remaining)
         else:
             store = dist.TCPStore(launch.master_addr, launch.master_port, is_master=launch.rank == 0,
                                   timeout=remaining, wait_for_workers=False, multi_tenant=True)
-        return dist.PrefixStore(f"torchdoctor/{launch.run_id}/", store)
+        # the process group gets a connection of its own: its blocking waits (for a rank that
+        # never comes) hold that client's lock, and must not hold back rank 0's polling
+        self.pg_store = dist.PrefixStore(prefix + "pg/", dist.TCPStore(
+            launch.master_addr, launch.master_port, is_master=False, timeout=remaining))
+        return dist.PrefixStore(prefix, store)
 
     def run(self, probe: Callable[[Any, "RankRun"], Any]) -> Optional[dict]:
         """``probe(torch, self) -> RankFacts``. Returns, on rank 0, what arrived."""
@@ -249,7 +256,7 @@ class RankRun:
             hard_exit(3)
         while fault == "hang":
             time.sleep(1)
-        conn = Connectivity(torch, store, launch, self.deadline - reserve_s(self.timeout), self.timeout)
+        conn = Connectivity(torch, self.pg_store, launch, self.deadline - reserve_s(self.timeout), self.timeout)
         conn.start()
         try:
             rank_facts = probe(torch, self)
@@ -259,46 +266,67 @@ class RankRun:
             if self.debug:
                 raise
             return None if launch.rank else self.collect(store, conn, hello)
-        store.set(f"facts/{launch.rank}", payload)
+        if launch.rank != 0:
+            store.set(f"facts/{launch.rank}", payload)
         conn.payload = payload
         conn.facts_ready.set()
         if launch.rank != 0:
             conn.join(max(0.0, self.deadline - reserve_s(self.timeout) - time.monotonic()))
             store.set(f"conn/{launch.rank}", json.dumps(conn.summary()))
             return None
-        return self.collect(store, conn, hello)
+        return self.collect(store, conn, hello, payload)
 
-    def collect(self, store: Any, conn: Connectivity, hello: dict) -> dict:
-        """Rank 0: wait for every rank's facts and results (until the deadline or SIGTERM)."""
+    def collect(self, store: Any, conn: Connectivity, hello: dict, payload: Optional[str] = None) -> dict:
+        """Rank 0: read every rank's hello, facts, status and results as they arrive (polling,
+        so a launcher's SIGTERM or the deadline ends the wait at once; what was read before
+        stays read even if the store stops answering)."""
         world = self.launch.world_size
         until = self.deadline - reserve_s(self.timeout)
-        self.wait(store, [f"facts/{r}" for r in range(world)], until, alive=conn.is_alive)
-        conn.join(max(0.0, min(until - time.monotonic(), 0.0 if self.stopped else 1e9)))
-        self.wait(store, [f"conn/{r}" for r in range(1, world)], until)
-        got: dict[str, dict] = {"hello": {}, "facts": {}, "status": {}, "conn": {}}
-        gathered = conn.gathered if not conn.is_alive() else None
-        for r in range(world):
-            for kind in got:
-                if kind == "facts" and gathered and gathered[r]:
-                    got["facts"][r] = gathered[r]
-                    continue
-                raw = self.read(store, f"{kind}/{r}")
-                if raw is not None:
-                    got[kind][r] = raw if kind in ("facts", "status") else json.loads(raw)
+        got: dict[str, Any] = {"hello": {0: hello}, "facts": {}, "status": {}, "conn": {}}
+        if payload is not None:
+            got["facts"][0] = payload
+        pending = {(kind, r) for r in range(1, world) for kind in ("hello", "facts", "conn")}
+        while True:
+            self.poll(store, got, pending)
+            if not pending or self.stopped or time.monotonic() >= until:
+                break
+            time.sleep(POLL_S)
+        if self.stopped:  # one last look, with a short store timeout: the store may be going away
+            try:
+                store.set_timeout(timedelta(seconds=1))
+            except Exception:  # noqa: BLE001
+                pass
+            self.poll(store, got, pending)
+        conn.join(0.0 if self.stopped else max(0.0, until - time.monotonic()))
+        if conn.gathered and not conn.is_alive():
+            got["facts"].update({r: text for r, text in enumerate(conn.gathered) if text})
         got["conn"][0] = conn.summary()
-        got["hello"][0] = hello
         got["stopped"] = self.stopped
-        got["gathered"] = gathered is not None
         return got
 
-    def wait(self, store: Any, keys: list[str], until: float,
-             alive: Callable[[], bool] = lambda: True) -> None:
-        pending = list(keys)
-        while pending:
-            pending = [k for k in pending if not self.check(store, k)]
-            if not pending or self.stopped or time.monotonic() >= until:
+    def poll(self, store: Any, got: dict, pending: set) -> None:
+        for kind, r in sorted(pending):
+            if kind == "conn" and r not in got["facts"]:
+                continue
+            raw = self.read(store, f"{kind}/{r}")
+            if raw is None:
+                continue
+            pending.discard((kind, r))
+            try:
+                got[kind][r] = raw if kind == "facts" else json.loads(raw)
+            except ValueError:
+                got["status"][r] = f"failed: sent {kind} that do not parse"
+        for r in range(1, self.launch.world_size):
+            if r not in got["facts"] and r not in got["status"]:
+                raw = self.read(store, f"status/{r}")
+                if raw is not None:
+                    got["status"][r] = raw
+                    pending.difference_update({("facts", r), ("conn", r)})
+            if self.stopped and self.time_left() <= 0:
                 return
-            time.sleep(POLL_S)
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
 
     @staticmethod
     def check(store: Any, key: str) -> bool:
