@@ -243,11 +243,27 @@ class RankRun:
     def run(self, probe: Callable[[Any, "RankRun"], Any]) -> Optional[dict]:
         """``probe(torch, self) -> RankFacts``. Returns, on rank 0, what arrived."""
         self.arm()
-        import torch  # the launcher started us to import it: the job's own torch
-        import torch.distributed  # noqa: F401
+        # c10d logs every store retry with a C++ stack on stderr; our report says what failed.
+        # Set only while torch loads (c10 reads it then), so it never shows in the env facts.
+        quiet = not self.debug and "TORCH_CPP_LOG_LEVEL" not in os.environ
+        if quiet:
+            os.environ["TORCH_CPP_LOG_LEVEL"] = "FATAL"
+        try:
+            import torch  # the launcher started us to import it: the job's own torch
+            import torch.distributed  # noqa: F401
+        finally:
+            if quiet:
+                os.environ.pop("TORCH_CPP_LOG_LEVEL", None)
 
         launch = self.launch
-        self.store = store = self.join(torch)
+        try:
+            self.store = store = self.join(torch)
+        except Exception as exc:  # noqa: BLE001 - one line, exit 2 (cli)
+            from torchdoctor.errors import UserError
+
+            raise UserError(f"rank {launch.rank}: cannot reach the rendezvous store at "
+                            f"{launch.master_addr}:{launch.master_port} within {self.timeout:g} s "
+                            f"({_first_line(exc)})") from None
         hello = {"host": host_name(), "pid": os.getpid(), "local_rank": launch.local_rank,
                  "local_world_size": launch.local_world_size, "node": launch.node}
         store.set(f"hello/{launch.rank}", json.dumps(hello))
