@@ -237,6 +237,31 @@ def test_simulated_two_node_job_groups_by_node(two_nodes):
     assert leftover(node0.marker) == []
 
 
+@pytest.mark.torch
+def test_srun_variables_without_torchrun():
+    """Two processes with only SLURM's variables (as srun starts them) and MASTER_ADDR: rank 0
+    hosts the store itself; SLURM's node id and tasks per node become the node's facts."""
+    port, marker = _free_port(), uuid.uuid4().hex
+    procs = []
+    for rank in (0, 1):
+        slurm = {"SLURM_PROCID": str(rank), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(rank),
+                 "SLURM_NODEID": "0", "SLURM_NTASKS_PER_NODE": "2", "SLURM_JOB_ID": "42",
+                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
+        env = {k: v for k, v in _env(marker, **slurm).items()
+               if k not in ("LOCAL_RANK", "GROUP_RANK", "LOCAL_WORLD_SIZE") and not k.startswith("TORCHELASTIC_")}
+        procs.append(subprocess.Popen([sys.executable, "-m", "torchdoctor", "check", "--distributed",
+                                       "--format", "json", "--timeout", "60"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=90) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs[0][1][-2000:]
+    assert outs[1][0] == ""
+    job = json.loads(outs[0][0])["job"]
+    assert job["launcher"] == "slurm" and [r["rank"] for r in job["ranks"]] == [0, 1]
+    assert [(n["node"], n["ranks"], n["local_world_size"]) for n in job["nodes"]] == [(0, [0, 1], 2)]
+    assert all(c["ok"] for c in job["collectives"])
+    assert leftover(marker) == []
+
+
 # ----------------------------------------------------------------------------------------
 # without a launcher
 # ----------------------------------------------------------------------------------------

@@ -120,8 +120,8 @@ def odd_ones(job: JobFacts, pairs: Pairs) -> str:
         groups.setdefault(k, []).append(rank)
     parts = [f"{place(job, rs)}: {show(shown[k])}" for k, rs in groups.items() if k != common]
     rest = groups.get(common or "", [])
-    parts.append(f"the other {len(rest)} rank{'s' if len(rest) != 1 else ''}: {show(shown[common])}"
-                 if common is not None else "")
+    others = "the other rank" if len(rest) == 1 else f"the other {len(rest)} ranks"
+    parts.append(f"{others}: {show(shown[common])}" if common is not None else "")
     return "; ".join(p for p in parts if p)
 
 
