@@ -327,6 +327,33 @@ def test_busbw_reproduces_recorded_nccl_tests_output():
     assert checked == 7
 
 
+def test_rank_0_turns_recorded_timings_into_the_bandwidth_table():
+    """What rank 0 does with the NCCL timings it measured (the slowest rank's time per size):
+    the recorded 2-rank H100 rows give back nccl-tests' algbw/busbw, in the report and its views."""
+    from torchdoctor.distributed.job import build_job
+    from torchdoctor.distributed.launch import Launch
+    from torchdoctor.render.distributed import render
+
+    run = yaml.safe_load((DATA / "distributed" / "nccl_tests_all_reduce.yaml").read_text())["runs"][0]
+    recorded = JobReport.model_validate_json(RECORDED_JOB.read_text())
+    launch = Launch("torchrun", 0, 2, 0, 2, 0, "127.0.0.1", 29500, "t.0")
+    got = {"hello": {0: {"host": "a", "pid": 1}, 1: {"host": "a", "pid": 2}},
+           "facts": {r.rank: r.model_dump_json() for r in recorded.job.ranks[:2]}, "status": {},
+           "stopped": False,
+           "conn": {0: {"results": [{"backend": "nccl", "op": "all_reduce", "ok": True, "seconds": 0.5}],
+                        "bandwidth": [{"size_bytes": row["size"], "seconds": row["time_us"] / 1e6}
+                                      for row in reversed(run["rows"])], "step": None},
+                    1: {"results": [{"backend": "nccl", "op": "all_reduce", "ok": True, "seconds": 0.4}],
+                        "bandwidth": [], "step": None}}}
+    job = build_job(launch, 60.0, got)
+    assert [(b.size_bytes, round(b.busbw_gbps, 2)) for b in job.bandwidth] == \
+        [(row["size"], row["busbw"]) for row in run["rows"]]
+    (nccl,) = job.collectives
+    assert nccl.ok and nccl.seconds == 0.5
+    text = render(JobReport(tool_version="t", job=job), "terminal", width=100)
+    assert "NCCL all_reduce bandwidth (2 ranks" in text and "1024 MiB" in text and "115.37" in text
+
+
 def test_busbw_factor_is_two_n_minus_one_over_n():
     # nccl-tests src/all_reduce.cu AllReduceGetBw: factor = 2*(nranks-1)/nranks
     assert bandwidth.busbw_gbps(10**9, 1.0, 8) == pytest.approx(1.75)

@@ -120,7 +120,10 @@ class Connectivity(threading.Thread):
         self.step = "nccl new_group"
         started = time.monotonic()
         try:
-            device = torch.device("cuda", torch.cuda.current_device())
+            # the current device is per thread: this thread picks the rank's device itself
+            index = (self.launch.local_rank or 0) % torch.cuda.device_count()
+            torch.cuda.set_device(index)
+            device = torch.device("cuda", index)
             group = dist.new_group(backend="nccl", timeout=timedelta(seconds=self.remaining()))
             self.step = "nccl all_reduce"
             x = torch.ones(1, device=device)
@@ -274,17 +277,16 @@ class RankRun:
             time.sleep(1)
         conn = Connectivity(torch, self.pg_store, launch, self.deadline - reserve_s(self.timeout), self.timeout)
         conn.start()
+        payload: Optional[str] = None
         try:
-            rank_facts = probe(torch, self)
-            payload = rank_facts.model_dump_json()
-        except Exception as exc:  # noqa: BLE001 - told to rank 0, then our own exit
-            store.set(f"status/{launch.rank}", "failed: " + _first_line(exc))
+            payload = probe(torch, self).model_dump_json()
+        except Exception as exc:  # noqa: BLE001 - told to rank 0; the collectives still run
+            store.set(f"status/{launch.rank}", "failed: probing this rank raised " + _first_line(exc))
             if self.debug:
                 raise
-            return None if launch.rank else self.collect(store, conn, hello)
-        if launch.rank != 0:
+        if launch.rank != 0 and payload is not None:
             store.set(f"facts/{launch.rank}", payload)
-        conn.payload = payload
+        conn.payload = payload or ""  # the gather goes on without this rank's facts
         conn.facts_ready.set()
         if launch.rank != 0:
             conn.join(max(0.0, self.deadline - reserve_s(self.timeout) - time.monotonic()))
@@ -301,6 +303,8 @@ class RankRun:
         got: dict[str, Any] = {"hello": {0: hello}, "facts": {}, "status": {}, "conn": {}}
         if payload is not None:
             got["facts"][0] = payload
+        else:
+            got["status"][0] = self.read(store, "status/0") or "failed: probing this rank raised"
         pending = {(kind, r) for r in range(1, world) for kind in ("hello", "facts", "conn")}
         while True:
             self.poll(store, got, pending)
