@@ -354,6 +354,32 @@ def test_rank_0_turns_recorded_timings_into_the_bandwidth_table():
     assert "NCCL all_reduce bandwidth (2 ranks" in text and "1024 MiB" in text and "115.37" in text
 
 
+def test_what_other_ranks_send_is_bounded_and_sanitised():
+    """Rank 0 reads other processes, maybe other machines: garbage is a named problem, never a
+    crash, an escape sequence or an unbounded line."""
+    from torchdoctor.distributed.job import build_job
+    from torchdoctor.distributed.launch import Launch
+
+    recorded = JobReport.model_validate_json(RECORDED_JOB.read_text())
+    rank0 = recorded.job.ranks[0]
+    liar = recorded.job.ranks[1].model_copy(update={"rank": 3})  # sent as rank 1
+    got = {"hello": {0: {"host": "a"}, 1: {"host": "b"}, 2: {"host": "\x1b]0;pwned\x07" + "x" * 5000, "node": "0"},
+                     3: ["not", "a", "dict"]},
+           "facts": {0: rank0.model_dump_json(), 1: liar.model_dump_json(), 2: "{not json"},
+           "status": {3: "failed: \x1b[31mred\x1b[0m " + "y" * 5000}, "stopped": False,
+           "conn": {0: {"results": [{"backend": "gloo", "op": "all_reduce", "ok": True, "seconds": 0.1}]},
+                    1: "garbage", 2: {"results": [{"backend": "evil", "op": 1}], "step": 7}}}
+    job = build_job(Launch("torchrun", 0, 4, 0, 4, 0, "127.0.0.1", 29500, "t.0"), 60.0, got)
+    assert [r.rank for r in job.ranks] == [0]
+    missing = {m.rank: m for m in job.missing}
+    assert missing[1].detail == "sent the facts of rank 3"
+    assert missing[2].detail.startswith("sent facts that do not parse")
+    assert missing[2].host is not None and "\x1b" not in missing[2].host and len(missing[2].host) <= 255
+    assert missing[2].node == 2  # "0" is not a node number: placed by its (third) host name
+    assert missing[3].stage == "failed" and "\x1b" not in missing[3].detail and len(missing[3].detail) <= 300
+    assert [(c.backend, c.op, c.ok) for c in job.collectives] == [("gloo", "all_reduce", True)]
+
+
 def test_busbw_factor_is_two_n_minus_one_over_n():
     # nccl-tests src/all_reduce.cu AllReduceGetBw: factor = 2*(nranks-1)/nranks
     assert bandwidth.busbw_gbps(10**9, 1.0, 8) == pytest.approx(1.75)

@@ -71,18 +71,37 @@ def probe_rank(torch: Any, run: Any) -> RankFacts:
 # ----------------------------------------------------------------------------------------
 
 
+def text(value: Any, limit: int = 300) -> str:
+    """A string another rank sent (its host name, an error): one line, no control characters
+    or escape sequences, bounded."""
+    from torchdoctor.sanitize import one_line
+
+    out = " ".join(one_line(str(value)).split())
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
 def build_job(launch: Launch, timeout: float, got: dict) -> JobFacts:
+    """JobFacts from what rank 0 read: every rank's facts (sanitised again here: a rank is
+    another process, maybe another machine), the nodes, the missing ranks, the collectives."""
+    from torchdoctor.sanitize import sanitize_facts
+
     ranks: list[RankFacts] = []
     problems: dict[int, str] = {}
     for r, raw in sorted(got["facts"].items()):
         try:
-            ranks.append(RankFacts.model_validate_json(raw))
+            parsed = RankFacts.model_validate_json(raw)
         except ValueError as exc:
-            problems[r] = f"sent facts that do not parse ({str(exc).splitlines()[0][:120]})"
-    hello: dict[int, dict] = got["hello"]
+            problems[r] = f"sent facts that do not parse ({text(str(exc).splitlines()[0], 120)})"
+            continue
+        if parsed.rank != r:
+            problems[r] = f"sent the facts of rank {parsed.rank}"
+            continue
+        ranks.append(parsed.model_copy(update={"facts": sanitize_facts(parsed.facts),
+                                               "host": text(parsed.host, 255)}))
+    hello: dict[int, dict] = {r: h for r, h in got["hello"].items() if isinstance(h, dict)}
     node_of_host: dict[str, int] = {}
     for r in sorted(set(hello) | {x.rank for x in ranks}):
-        host = next((x.host for x in ranks if x.rank == r), None) or str(hello.get(r, {}).get("host", ""))
+        host = next((x.host for x in ranks if x.rank == r), None) or text(hello.get(r, {}).get("host", ""), 255)
         if host and host not in node_of_host:
             node_of_host[host] = len(node_of_host)
     ranks = [x if x.node >= 0 else x.model_copy(update={"node": node_of_host.get(x.host, 0)}) for x in ranks]
@@ -96,16 +115,15 @@ def build_job(launch: Launch, timeout: float, got: dict) -> JobFacts:
         collectives=_collectives(got["conn"], timeout, bool(got["stopped"])),
         bandwidth=bandwidth.samples(((int(b["size_bytes"]), float(b["seconds"]))
                                      for b in got["conn"].get(0, {}).get("bandwidth", [])
-                                     if float(b["seconds"]) > 0), launch.world_size),
+                                     if float(b["seconds"]) > 0), launch.world_size),  # rank 0's own
         timeout_s=timeout, stopped_by_launcher=bool(got["stopped"]))
 
 
 def _missing(rank: int, hello: Optional[dict], status: Optional[str], problem: Optional[str],
              node_of_host: dict[str, int], stopped: bool, timeout: float) -> MissingRank:
-    from torchdoctor.safeio import clip
-
-    host = str(hello["host"]) if hello and hello.get("host") else None
+    host = text(hello["host"], 255) if hello and hello.get("host") else None
     node = hello.get("node") if hello else None
+    node = node if isinstance(node, int) else None
     if node is None and host is not None:
         node = node_of_host.get(host)
     if problem:
@@ -114,7 +132,7 @@ def _missing(rank: int, hello: Optional[dict], status: Optional[str], problem: O
         return MissingRank(rank=rank, host=host, node=node, stage="stopped",
                            detail="stopped by the launcher (another rank exited) before it reported")
     if status:
-        return MissingRank(rank=rank, host=host, node=node, stage="failed", detail=clip(status, 300))
+        return MissingRank(rank=rank, host=host, node=node, stage="failed", detail=text(status))
     if hello is None:
         detail = ("had not joined when the launcher stopped the job" if stopped else
                   "never joined the rendezvous (not started, crashed at start-up, or cannot reach "
@@ -179,16 +197,21 @@ def _collectives(conns: dict, timeout: float, stopped: bool = False) -> list[Col
     a rank whose thread was still inside a step at its deadline failed that step."""
     merged: dict[tuple[str, str], dict] = {}
     for rank, summary in sorted(conns.items()):
+        if not isinstance(summary, dict) or not isinstance(summary.get("results", []), list):
+            continue  # not what a rank of ours writes
         for res in summary.get("results", []):
-            entry = merged.setdefault((res["backend"], res["op"]),
+            if not (isinstance(res, dict) and res.get("backend") in ("gloo", "nccl")
+                    and isinstance(res.get("op"), str) and isinstance(res.get("seconds", 0) or 0, (int, float))):
+                continue
+            entry = merged.setdefault((res["backend"], text(res["op"], 40)),
                                       {"ok": True, "seconds": 0.0, "error": None, "failed": []})
             entry["seconds"] = max(entry["seconds"], float(res.get("seconds") or 0.0))
             if not res.get("ok"):
                 entry["ok"] = False
                 entry["failed"].append(rank)
-                entry["error"] = entry["error"] or res.get("error")
+                entry["error"] = entry["error"] or (text(res["error"]) if res.get("error") else None)
         step = summary.get("step")
-        if step:
+        if isinstance(step, str) and step:
             backend, _, op = str(step).partition(" ")
             op = op.split(" (")[0].split(" of ")[0] or "step"
             entry = merged.setdefault((backend, op), {"ok": True, "seconds": 0.0, "error": None, "failed": []})

@@ -183,10 +183,9 @@ def gather_bytes(torch: Any, data: bytes, rank: int, world: int) -> Optional[lis
 
 
 def _first_line(exc: BaseException) -> str:
-    from torchdoctor.safeio import clip
-
-    text = str(exc).strip().splitlines()
-    return clip(f"{type(exc).__name__}: {text[0] if text else ''}".strip(), 300)
+    lines = str(exc).strip().splitlines()
+    out = f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()
+    return out if len(out) <= 300 else out[:299] + "…"
 
 
 class RankRun:
