@@ -249,12 +249,12 @@ def evaluate_job(job: JobFacts, rules: Sequence[Any], ignore: Iterable[str] = ()
     placed = [PlacedFinding(finding=f, where="job") for f in job_report.findings]
     per_rank: dict[tuple[str, str], tuple[Any, list[int]]] = {}
     cache: dict[str, Any] = {}
-    evaluated = job_report.rules_evaluated
+    per_rank_rules = 0
     for r in job.ranks:
         key = _evaluation_key(r.facts)
         if key not in cache:
             cache[key] = evaluate(rules, r.facts, None, command="check", ignore=ignore)
-            evaluated = max(evaluated, job_report.rules_evaluated + cache[key].rules_evaluated)
+            per_rank_rules = cache[key].rules_evaluated
         for f in cache[key].findings:
             per_rank.setdefault((f.id, f.message), (f, []))[1].append(r.rank)
     for finding, ranks in per_rank.values():
@@ -262,7 +262,8 @@ def evaluate_job(job: JobFacts, rules: Sequence[Any], ignore: Iterable[str] = ()
         placed.append(PlacedFinding(finding=finding, ranks=ranks, where=where))
     placed.sort(key=lambda p: (SEVERITY_RANK[p.finding.severity], p.where != "job", p.finding.id))
     return JobReport(tool_version=__version__, job=job, findings=placed,
-                     skipped=job_report.skipped, rules_evaluated=evaluated, seconds=round(seconds, 2))
+                     skipped=job_report.skipped, rules_evaluated=job_report.rules_evaluated + per_rank_rules,
+                     seconds=round(seconds, 2))
 
 
 # ----------------------------------------------------------------------------------------
