@@ -89,7 +89,7 @@ def torchrun(nproc: int, *args: str, limit: float = 90, **extra: str) -> Launche
 def leftover(marker: str) -> list[str]:
     """Processes still alive that were started for this launch (their environment holds the
     marker): an orphaned rank, agent or probe child."""
-    import psutil
+    psutil = pytest.importorskip("psutil")
 
     time.sleep(0.5)  # the kernel reaps what torchrun killed last
     alive = []
