@@ -238,6 +238,28 @@ def test_simulated_two_node_job_groups_by_node(two_nodes):
 
 
 @pytest.mark.torch
+@pytest.mark.gpu
+def test_nccl_all_reduce_and_bus_bandwidth_on_gpus():
+    """Where CUDA works: one rank per GPU (up to 4), each on its own device, an NCCL all_reduce
+    that succeeds and the bandwidth table for every size, busbw = algbw x 2(n-1)/n."""
+    import torch
+
+    n = min(torch.cuda.device_count(), 4)
+    run = torchrun(n, "--timeout", "120", limit=240)
+    assert run.rc in (0, 1), run.err[-2000:]
+    job = run.report["job"]
+    assert [r["device"] for r in job["ranks"]] == [f"cuda:{i}" for i in range(n)]
+    assert all(not node["shared_devices"] for node in job["nodes"])
+    nccl = [c for c in job["collectives"] if c["backend"] == "nccl"]
+    assert nccl and all(c["ok"] for c in nccl), nccl
+    assert [b["size_bytes"] for b in job["bandwidth"]] == list(bandwidth.SIZES)
+    for b in job["bandwidth"]:
+        assert b["algbw_gbps"] > 0
+        assert b["busbw_gbps"] == pytest.approx(b["algbw_gbps"] * 2 * (n - 1) / n, abs=0.002)
+    assert "NCCL all_reduce bandwidth" in _terminal(run.report)
+
+
+@pytest.mark.torch
 def test_srun_variables_without_torchrun():
     """Two processes with only SLURM's variables (as srun starts them) and MASTER_ADDR: rank 0
     hosts the store itself; SLURM's node id and tasks per node become the node's facts."""

@@ -242,7 +242,8 @@ def cli(ctx: click.Context) -> None:
 @rules_options
 @output_options
 @click.option("--explain", is_flag=True, help="Also list skipped rules and why.")
-@click.option("--distributed", is_flag=True, help="Check every rank of a torchrun/srun job (docs/distributed.md).")
+@click.option("--distributed", is_flag=True,
+              help="Check every rank of a torchrun/srun job; --timeout bounds the run (docs/distributed.md).")
 def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore, no_redact, fmt,
           output, debug, explain, distributed) -> None:
     """Probe this environment (or read facts/a report) and report what is wrong."""

@@ -25,6 +25,11 @@ def check_job(*, timeout: float, fail_on: str, rules_dirs: Sequence[str], ignore
     from torchdoctor.distributed.job import build_job, evaluate_job, probe_rank, redact_job
     from torchdoctor.distributed.rank import RankRun, hard_exit
 
+    rules: list = []
+    if launch.rank == 0:
+        from torchdoctor.rules import load_rules
+
+        rules = load_rules(list(rules_dirs))  # a broken --rules DIR fails here, before the job
     run = RankRun(launch, timeout, debug=debug)
     got = run.run(probe_rank)
     if launch.rank != 0:
@@ -32,19 +37,38 @@ def check_job(*, timeout: float, fail_on: str, rules_dirs: Sequence[str], ignore
             stderr(f"torchdoctor check --distributed: rank {launch.rank} sent its facts to rank 0")
         hard_exit(0)
     assert got is not None
-    from torchdoctor.rules import load_rules
-    from torchdoctor.render.distributed import render, status_line
+    try:
+        from torchdoctor.render.distributed import render, status_line
 
-    rules = load_rules(list(rules_dirs))
-    job = build_job(launch, timeout, got)
-    report = evaluate_job(job, rules, ignore, seconds=time.monotonic() - run.start)
-    if not no_redact:
-        report = redact_job(report)
-    options = {}
-    if fmt == "terminal":
-        options["width"] = terminal()[1]
-    emit(render(report, fmt, **options), output)
-    if fmt != "terminal" or output:
-        stderr(f"torchdoctor check --distributed: {status_line(report)}")
-    hard_exit(report.exit_code(fail_on))
+        job = build_job(launch, timeout, got)
+        report = evaluate_job(job, rules, ignore, seconds=time.monotonic() - run.start)
+        if not no_redact:
+            report = redact_job(report)
+        options = {}
+        if fmt == "terminal":
+            options["width"] = terminal()[1]
+        emit(render(report, fmt, **options), output)
+        if fmt != "terminal" or output:
+            stderr(f"torchdoctor check --distributed: {status_line(report)}")
+        code = report.exit_code(fail_on)
+    except Exception as exc:  # noqa: BLE001 - leave through hard_exit: gloo threads may be stuck
+        code = _failed(exc, debug)
+    hard_exit(code)
     return 0  # pragma: no cover
+
+
+def _failed(exc: BaseException, debug: bool) -> int:
+    """The exit code (and one line) for an error after the job ran, as cli._main would give."""
+    from torchdoctor.cli_io import EXIT_STDOUT_CLOSED, StdoutClosed, error
+
+    if isinstance(exc, (StdoutClosed, BrokenPipeError)):
+        return EXIT_STDOUT_CLOSED
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    if isinstance(exc, UserError):
+        error(str(exc))
+    else:
+        error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)")
+    return 2
