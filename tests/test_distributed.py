@@ -120,6 +120,13 @@ def crashed() -> Launched:
     return torchrun(2, "--timeout", "30", ODD_RANK="1", ODD_ENV="TORCHDOCTOR_DIST_FAULT=crash")
 
 
+@pytest.fixture(scope="module")
+def broken_torch_on_one_rank() -> Launched:
+    # rank 1 finds a torch whose import fails (missing libcudnn), as on a badly installed node
+    broken = DATA / "fake_torch" / "missing_cudnn"
+    return torchrun(2, "--timeout", "30", ODD_RANK="1", ODD_ENV=f"PYTHONPATH={broken}{os.pathsep}{REPO}")
+
+
 HANG_TIMEOUT = 8
 
 
@@ -204,6 +211,19 @@ def test_a_rank_that_crashes_is_named_and_the_job_ends(crashed):
     message = crashed.finding("job-rank-missing")["finding"]["message"]
     assert message.startswith("1 of 2 ranks did not report within 30 s: rank 1 on node 0 (")
     assert leftover(crashed.marker) == []
+
+
+@pytest.mark.torch
+def test_a_rank_that_cannot_import_torch_never_joins_and_says_why(broken_torch_on_one_rank):
+    run = broken_torch_on_one_rank
+    assert run.rc == 1
+    (missing,) = run.report["job"]["missing"]
+    assert missing["rank"] == 1 and missing["stage"] == "never-joined" and missing["host"] is None
+    # the rank itself says why, in one line on stderr (torchrun passes it through)
+    assert ("torchdoctor: error: rank 1: `import torch` failed (ImportError: libcudnn.so.9: cannot open "
+            "shared object file: No such file or directory); run `torchdoctor check` on this node") in run.err
+    assert f'File "{REPO / "torchdoctor"}' not in run.err  # no traceback of ours (torchrun prints its own)
+    assert leftover(run.marker) == []
 
 
 @pytest.mark.torch

@@ -25,12 +25,13 @@ def check_job(*, timeout: float, fail_on: str, rules_dirs: Sequence[str], ignore
     from torchdoctor.distributed.job import build_job, evaluate_job, probe_rank, redact_job
     from torchdoctor.distributed.rank import RankRun, hard_exit
 
+    run = RankRun(launch, timeout, debug=debug)
+    run.arm()  # from here a launcher's SIGTERM is recorded, not fatal, on rank 0
     rules: list = []
     if launch.rank == 0:
         from torchdoctor.rules import load_rules
 
         rules = load_rules(list(rules_dirs))  # a broken --rules DIR fails here, before the job
-    run = RankRun(launch, timeout, debug=debug)
     got = run.run(probe_rank)
     if launch.rank != 0:
         if all_ranks and got is None:

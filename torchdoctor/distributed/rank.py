@@ -202,6 +202,7 @@ class RankRun:
     # -- signals ---------------------------------------------------------------------
 
     def arm(self) -> None:
+        """The backstop alarm and the SIGTERM handler (idempotent: run() arms again)."""
         try:
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(int(math.ceil(self.timeout)) + GRACE_S)
@@ -253,6 +254,11 @@ class RankRun:
         try:
             import torch  # the launcher started us to import it: the job's own torch
             import torch.distributed  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - this rank cannot join; rank 0 names it
+            from torchdoctor.errors import UserError
+
+            raise UserError(f"rank {self.launch.rank}: `import torch` failed ({_first_line(exc)}); "
+                            "run `torchdoctor check` on this node for the diagnosis") from None
         finally:
             if quiet:
                 os.environ.pop("TORCH_CPP_LOG_LEVEL", None)
