@@ -122,9 +122,13 @@ def crashed() -> Launched:
 
 @pytest.fixture(scope="module")
 def broken_torch_on_one_rank() -> Launched:
-    # rank 1 finds a torch whose import fails (missing libcudnn), as on a badly installed node
+    # rank 1 finds a torch whose import fails (missing libcudnn), as on a badly installed node;
+    # it fails after a second, as a real torch does once it has loaded its libraries (an
+    # instant failure can make torchrun stop rank 0 before rank 0 has even started Python's
+    # signal handling: then torchrun's own summary is all there is)
     broken = DATA / "fake_torch" / "missing_cudnn"
-    return torchrun(2, "--timeout", "30", ODD_RANK="1", ODD_ENV=f"PYTHONPATH={broken}{os.pathsep}{REPO}")
+    return torchrun(2, "--timeout", "30", ODD_RANK="1", ODD_ENV=f"PYTHONPATH={broken}{os.pathsep}{REPO}",
+                    ODD_PY="import time; time.sleep(1)")
 
 
 HANG_TIMEOUT = 8
