@@ -1478,6 +1478,10 @@ ROWS_ELSEWHERE: dict[str, str] = {
     "torch-version-with-fence": "tests/test_pipeline_fuzz.py::test_recommend_markdown_heading_takes_the_torch_version_as_text",
     "diff-file-name-with-escapes": "tests/test_pipeline_fuzz.py::test_diff_names_are_shown_as_safe_text",
     "pipeline-fuzz": "tests/test_pipeline_fuzz.py::test_pipeline_survives_hostile_input",
+    "dist-not-launched": "tests/test_distributed.py::test_without_a_launcher_one_line_says_what_to_run",
+    "dist-rank-crashes": "tests/test_distributed.py::test_a_rank_that_crashes_is_named_and_the_job_ends",
+    "dist-rank-hangs": "tests/test_distributed.py::test_a_rank_that_hangs_is_named_within_the_timeout",
+    "dist-rank-no-torch": "tests/test_distributed.py::test_a_rank_that_cannot_import_torch_never_joins_and_says_why",
 }
 
 

@@ -242,9 +242,17 @@ def cli(ctx: click.Context) -> None:
 @rules_options
 @output_options
 @click.option("--explain", is_flag=True, help="Also list skipped rules and why.")
+@click.option("--distributed", is_flag=True,
+              help="Check every rank of a torchrun/srun job; --timeout bounds the run (docs/distributed.md).")
 def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore, no_redact, fmt,
-          output, debug, explain) -> None:
+          output, debug, explain, distributed) -> None:
     """Probe this environment (or read facts/a report) and report what is wrong."""
+    if distributed:
+        from torchdoctor.distributed.command import check_job
+
+        check_job(timeout=timeout, fail_on=fail_on, rules_dirs=rules_dirs, ignore=ignore, no_redact=no_redact,
+                  fmt=fmt, output=output, debug=debug, all_ranks=debug, other_sources=[facts_file, from_report, python],
+                  terminal=lambda: terminal_style(140), emit=lambda t, o: emit(t, o, []), stderr=stderr)
     prestart(facts_file, from_report, python, timeout)
     from torchdoctor.engine import evaluate
     from torchdoctor.report import exit_code

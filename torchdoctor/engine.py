@@ -17,7 +17,7 @@ from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpres
 from torchdoctor import tables
 from torchdoctor.version import __version__
 from torchdoctor.errors import RuleConflictError, RuleFileError
-from torchdoctor.facts import NAMESPACES, Facts, Unavailable
+from torchdoctor.facts import NAMESPACES, Facts, JobFacts, Unavailable
 from torchdoctor.report import (
     CATEGORIES,
     DroppedSetting,
@@ -33,6 +33,7 @@ from torchdoctor.safeio import clip
 from torchdoctor.settings import Registry, load_registry
 from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and tests name them here
     BASE_FUNCTIONS,
+    JOB_FUNCTIONS,
     NOT_FOR_RULES,
     TABLE_FUNCTIONS,
     FactUnavailable,
@@ -43,6 +44,7 @@ from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and test
 from torchdoctor.workload import Workload
 
 NO_WORKLOAD = "no workload declared (use `torchdoctor recommend --task ...` or --workload FILE)"
+NO_JOB = "not a distributed job (run `torchrun ... -m torchdoctor check --distributed`)"
 
 
 # ----------------------------------------------------------------------------------------
@@ -188,7 +190,8 @@ def _allow_view_methods() -> None:
 _allow_view_methods()
 
 
-def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> dict[str, Any]:
+def views(facts: Facts, workload: Optional[Workload], strict: bool = True,
+          job: Optional[JobFacts] = None) -> dict[str, Any]:
     names: dict[str, Any] = {}
     for ns in NAMESPACES:
         value = getattr(facts, ns)
@@ -200,6 +203,7 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> di
         names["workload"] = UnavailableView("workload", NO_WORKLOAD, strict)
     else:
         names["workload"] = View(workload, "workload", strict)
+    names["job"] = UnavailableView("job", NO_JOB, strict) if job is None else View(job, "job", strict)
     return names
 
 
@@ -208,8 +212,9 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True) -> di
 # ----------------------------------------------------------------------------------------
 
 
-def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
+def make_evaluator(names: dict[str, Any], job: Optional[JobFacts] = None) -> EvalWithCompoundTypes:
     fns = functions()
+    fns.update(job_functions(job))
     ev = EvalWithCompoundTypes(names=names, functions=fns)
 
     def known(path: str) -> bool:
@@ -233,6 +238,69 @@ def make_evaluator(names: dict[str, Any]) -> EvalWithCompoundTypes:
     return ev
 
 
+def _plain(value: Any) -> Any:
+    """A view's value as plain JSON-like data (to compare it across ranks)."""
+    if isinstance(value, View):
+        return value._model.model_dump(mode="json")
+    if isinstance(value, ListView):
+        return [_plain(wrap(x, "", False)) if isinstance(x, BaseModel) else x for x in value._items]
+    if isinstance(value, MapView):
+        return {k: (x.model_dump(mode="json") if isinstance(x, BaseModel) else x) for k, x in value._data.items()}
+    return value
+
+
+def job_functions(job: Optional[JobFacts]) -> dict[str, Any]:
+    """``differs(path, key=None)``, ``odd_ones(path, key=None)``, ``odd_ranks(path, key=None)``
+    and ``keys_differing(path, prefixes=[])``: a fact path of one rank's facts (``"torch.version"``,
+    ``"env.variables"`` with ``key="NCCL_IB_DISABLE"``) compared over ``job.ranks``; ranks where
+    it is unknown are left out, and a fact unknown on every rank skips the rule
+    (docs/writing-rules.md). Without a job every one of them skips the rule."""
+    from torchdoctor.distributed import compare
+
+    evaluators: dict[int, EvalWithCompoundTypes] = {}
+
+    def pairs(path: str, key: Any = None) -> list:
+        if job is None:
+            raise FactUnavailable("job", NO_JOB)
+        out = []
+        for r in job.ranks:
+            ev = evaluators.get(r.rank) or make_evaluator(views(r.facts, None))
+            evaluators[r.rank] = ev
+            try:
+                value = _plain(ev.eval(f"({path})"))
+            except FactUnavailable:
+                out.append((r.rank, compare.UNKNOWN))
+                continue
+            if key is not None:
+                value = value.get(str(key)) if isinstance(value, dict) else None
+            out.append((r.rank, value))
+        known = compare.known(out)
+        if not known:
+            raise FactUnavailable(f"job.ranks[].facts.{path}", "unknown on every rank")
+        return known
+
+    return {
+        "differs": lambda path, key=None: compare.differs(pairs(path, key)),
+        "odd_ones": lambda path, key=None: compare.odd_ones(job, pairs(path, key)),  # type: ignore[arg-type]
+        "odd_ranks": lambda path, key=None: compare.odd_ranks(pairs(path, key)),
+        "keys_differing": lambda path, prefixes=(): compare.keys_differing(pairs(path), list(prefixes)),
+    }
+
+
+_JOB_RULE: dict[str, bool] = {}
+
+
+def is_job_rule(rule: Rule) -> bool:
+    """A rule over a job: its condition reads ``job`` or calls a job function. Such rules are
+    evaluated only by ``check --distributed`` (with a job); every other rule only without."""
+    if rule.when not in _JOB_RULE:
+        from torchdoctor.rules import called_functions, fact_paths
+
+        roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
+        _JOB_RULE[rule.when] = "job" in roots or bool(called_functions(rule.when) & set(JOB_FUNCTIONS))
+    return _JOB_RULE[rule.when]
+
+
 # ----------------------------------------------------------------------------------------
 # evaluation
 # ----------------------------------------------------------------------------------------
@@ -250,22 +318,23 @@ class Outcome:
     """The finding's category where a for_each rule's ``item_category`` set it."""
 
 
-def outcomes(rule: Rule, facts: Facts, workload: Optional[Workload]) -> list[Outcome]:
+def outcomes(rule: Rule, facts: Facts, workload: Optional[Workload],
+             job: Optional[JobFacts] = None) -> list[Outcome]:
     """The rule's outcome, or for a ``for_each`` rule one per item that fired (``ok`` when
     none did; ``skipped`` when the list is unknown; an item whose condition reads a fact that
     is unknown for it is passed over)."""
     if rule.for_each is None:
-        return [evaluate_rule(rule, facts, workload)]
-    names = views(facts, workload, strict=True)
+        return [evaluate_rule(rule, facts, workload, job)]
+    names = views(facts, workload, strict=True, job=job)
     try:
-        items = list(make_evaluator(names).eval(rule.for_each))
+        items = list(make_evaluator(names, job).eval(rule.for_each))
     except FactUnavailable as exc:
         return [Outcome(rule, "skipped", needs=exc.path, reason=exc.reason)]
     except Exception as exc:  # noqa: BLE001 - not a list after all: a rule bug
         return [Outcome(rule, "error", reason=f"for_each: {_reason(exc)}")]
     fired: list[Outcome] = []
     for item in items:
-        out = evaluate_rule(rule, facts, workload, {ITEM: item})
+        out = evaluate_rule(rule, facts, workload, job, {ITEM: item})
         if out.status == "error":
             return [out]
         if out.status == "fired":
@@ -284,11 +353,12 @@ def _item_category(rule: Rule, ev: EvalWithCompoundTypes) -> Optional[str]:
 
 
 def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload],
-                  bound: Optional[dict[str, Any]] = None) -> Outcome:
-    """One evaluation of the rule; ``bound`` adds names (``item`` of a for_each rule)."""
-    names = views(facts, workload, strict=True)
+                  job: Optional[JobFacts] = None, bound: Optional[dict[str, Any]] = None) -> Outcome:
+    """One evaluation of the rule (over a job's facts for a job rule); ``bound`` adds names
+    (``item`` of a for_each rule)."""
+    names = views(facts, workload, strict=True, job=job)
     names.update(bound or {})
-    ev = make_evaluator(names)
+    ev = make_evaluator(names, job)
     try:
         fired = bool(ev.eval(f"({rule.when})"))
     except FactUnavailable as exc:
@@ -309,7 +379,7 @@ def evaluate_rule(rule: Rule, facts: Facts, workload: Optional[Workload],
                 return Outcome(rule, "error", reason=f"recommend {key}: {_reason(exc)}")
         else:
             recommend[key] = value
-    return Outcome(rule, "fired", message=render_message(rule, facts, workload, bound),
+    return Outcome(rule, "fired", message=render_message(rule, facts, workload, job, bound),
                    recommend=recommend, category=_item_category(rule, ev))
 
 
@@ -330,7 +400,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def render_message(rule: Rule, facts: Facts, workload: Optional[Workload],
-                   bound: Optional[dict[str, Any]] = None) -> str:
+                   job: Optional[JobFacts] = None, bound: Optional[dict[str, Any]] = None) -> str:
     """The rule's message, rendered in the sandbox (:mod:`torchdoctor.sandbox`).
 
     What the message *does* wrong (call a function it may not, reach a private attribute,
@@ -340,9 +410,11 @@ def render_message(rule: Rule, facts: Facts, workload: Optional[Workload],
     from torchdoctor import sandbox
 
     fns = functions()
-    strict = make_evaluator({**views(facts, workload, strict=True), **(bound or {})}).functions
+    strict = make_evaluator({**views(facts, workload, strict=True, job=job), **(bound or {})},
+                            job).functions
     fns["known"], fns["fact_or"] = strict["known"], strict["fact_or"]  # as in `when`
-    context = views(facts, workload, strict=False)
+    fns.update({name: strict[name] for name in JOB_FUNCTIONS})
+    context = views(facts, workload, strict=False, job=job)
     context.update(bound or {})
     context.update(fns)
     try:
@@ -377,7 +449,10 @@ def evaluate(
     registry: Optional[Registry] = None,
     torch_version: Optional[str] = None,
     ignore: Iterable[str] = (),
+    job: Optional[JobFacts] = None,
 ) -> Report:
+    """Findings, skipped rules and the plan. Without ``job`` the rules over a job are left
+    out (not evaluated, not counted); with it only those are evaluated (is_job_rule)."""
     registry = registry or load_registry()
     ignored = set(ignore)
     findings: list[Finding] = []
@@ -385,10 +460,10 @@ def evaluate(
     fired: list[Outcome] = []
     evaluated = 0
     for rule in rules:
-        if rule.id in ignored:
+        if rule.id in ignored or is_job_rule(rule) != (job is not None):
             continue
         evaluated += 1
-        for out in outcomes(rule, facts, workload):
+        for out in outcomes(rule, facts, workload, job):
             if out.status == "skipped":
                 skipped.append(Skipped(id=rule.id, needs=out.needs, reason=out.reason))
             elif out.status == "error":
@@ -558,9 +633,25 @@ class ExampleResult:
 def example_facts(example_facts_dict: dict) -> tuple[Facts, Optional[Workload]]:
     data = dict(example_facts_dict)
     wl = data.pop("workload", None)
+    data.pop("job", None)  # example_job()
     facts = Facts.model_validate({"origin": "synthetic", **data})
     workload = Workload.model_validate(wl) if wl is not None else None
     return facts, workload
+
+
+def example_job(example_facts_dict: dict) -> Optional[JobFacts]:
+    """An example's ``job`` (a rule over a job): each rank's ``facts`` is a partial Facts."""
+    job = example_facts_dict.get("job")
+    if job is None:
+        return None
+    data = dict(job)
+    data.setdefault("launcher", "torchrun")
+    data.setdefault("timeout_s", 60.0)
+    data.setdefault("world_size", len(data.get("ranks") or []))
+    data["ranks"] = [{"node": 0, "host": "node0", **r,
+                      "facts": {"origin": "synthetic", **(r.get("facts") or {})}}
+                     for r in data.get("ranks") or []]
+    return JobFacts.model_validate(data)
 
 
 def run_examples(rule: Rule) -> list[ExampleResult]:
@@ -577,9 +668,10 @@ def run_example(rule: Rule, group: str, ex: Any) -> ExampleResult:
 
     try:
         facts, workload = example_facts(ex.facts)
+        job = example_job(ex.facts)
     except Exception as exc:  # noqa: BLE001 - a bad example is a failed example
         return result(False, f"example facts invalid: {str(exc).splitlines()[0:3]}")
-    outs = outcomes(rule, facts, workload)
+    outs = outcomes(rule, facts, workload, job)
     # a for_each rule fires when any item does; its first firing is the one compared
     out = next((o for o in outs if o.status in ("error", "skipped")), None) or \
         next((o for o in outs if o.status == "fired"), outs[0])

@@ -544,6 +544,112 @@ class Facts(_Model):
     report (the report itself is the source)."""
 
 
+
+# --------------------------------------------------------------------------------------
+# job (`check --distributed`): every rank's facts, per node, and what the collectives did
+# --------------------------------------------------------------------------------------
+
+
+class RankFacts(_Model):
+    rank: int
+    """Global rank (RANK, SLURM_PROCID)."""
+    local_rank: Optional[int] = None
+    """Rank on its node (LOCAL_RANK, SLURM_LOCALID)."""
+    node: int
+    """Node index: the launcher's node rank (GROUP_RANK, SLURM_NODEID), else by host name."""
+    host: str
+    """Host name of the rank (redacted in every output unless --no-redact)."""
+    device: Optional[str] = None
+    """The accelerator this rank uses by the launcher convention (cuda:LOCAL_RANK modulo the
+    visible devices), None without one."""
+    device_id: Optional[str] = None
+    """That device's identity on the node: its UUID as torch reports it, else the index after
+    CUDA_VISIBLE_DEVICES is applied; equal ids on one node mean two ranks share a GPU."""
+    facts: Facts
+    """The rank's own facts: the probes of `check`, torch read in the rank's process."""
+
+
+class MissingRank(_Model):
+    rank: int
+    """A rank of WORLD_SIZE whose facts did not arrive."""
+    host: Optional[str] = None
+    """Its host, where it said hello before it stopped; None when it never joined."""
+    node: Optional[int] = None
+    stage: Literal["never-joined", "no-facts", "failed", "stopped"]
+    """never-joined: not seen at all; no-facts: joined, then died or hung before sending its
+    facts; failed: it reported an error of its own; stopped: the launcher stopped it (SIGTERM)
+    because another rank exited."""
+    detail: str = ""
+
+
+class NodeFacts(_Model):
+    node: int
+    """Node index (as RankFacts.node)."""
+    host: str
+    """Host name (redacted)."""
+    ranks: list[int]
+    """Global ranks whose facts arrived from this node."""
+    local_world_size: Optional[int] = None
+    """Ranks the launcher started on this node (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE)."""
+    usable_cpus: Maybe[Optional[float]] = _field()
+    """CPUs the node's ranks may use (cpu.effective_cpus of its first rank: quota, affinity)."""
+    threads: Maybe[list[int]] = _field()
+    """torch.get_num_threads() of each rank on the node, in rank order."""
+    threads_total: Maybe[int] = _field()
+    """Sum of `threads`: intra-op threads the node's ranks run at once."""
+    omp_num_threads: Optional[str] = None
+    """OMP_NUM_THREADS as the node's first rank sees it (torchrun sets 1 when unset)."""
+    gpus: Maybe[Optional[int]] = _field()
+    """GPUs on the node as NVML counts them (None: no NVIDIA GPU)."""
+    visible_gpus: Maybe[Optional[int]] = _field()
+    """Largest torch.cuda.device_count() seen by a rank of the node."""
+    devices: list[str] = []
+    """Device ids the node's ranks use (RankFacts.device_id), in rank order."""
+    shared_devices: list[str] = []
+    """Device ids used by more than one rank of the node."""
+    shm_total_bytes: Maybe[Optional[int]] = _field()
+    shm_free_bytes: Maybe[Optional[int]] = _field()
+
+
+class CollectiveResult(_Model):
+    backend: Literal["gloo", "nccl"]
+    op: str
+    """all_reduce | gather_object | init_process_group."""
+    ok: bool
+    seconds: Optional[float] = None
+    error: Optional[str] = None
+    """What failed (first line of the exception, or the timeout), on the ranks that failed."""
+    failed_ranks: list[int] = []
+
+
+class BandwidthSample(_Model):
+    size_bytes: int
+    """Message size per rank (all_reduce of a float32 tensor of this many bytes)."""
+    seconds: float
+    """Average time of one all_reduce."""
+    algbw_gbps: float
+    """size / time, GB/s (10^9 bytes), as NCCL-tests print it."""
+    busbw_gbps: float
+    """algbw x 2(n-1)/n for all_reduce (NCCL-tests' bus bandwidth)."""
+
+
+class JobFacts(_Model):
+    launcher: str
+    """torchrun | slurm | env (whatever set the env:// variables)."""
+    world_size: int
+    ranks: list[RankFacts] = []
+    """Every rank whose facts arrived, in rank order."""
+    nodes: list[NodeFacts] = []
+    missing: list[MissingRank] = []
+    collectives: list[CollectiveResult] = []
+    bandwidth: list[BandwidthSample] = []
+    """NCCL all_reduce bus bandwidth per size (only where CUDA and NCCL work)."""
+    timeout_s: float
+    """--timeout: how long the run was allowed."""
+    stopped_by_launcher: bool = False
+    """The launcher stopped rank 0 (SIGTERM) before every rank reported: one exited."""
+
+
 NAMESPACES = ("torch", "gpu", "cpu", "memory", "env", "packages", "system")
 NAMESPACE_MODELS: dict[str, type[BaseModel]] = {
     "torch": TorchFacts,

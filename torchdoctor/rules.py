@@ -19,7 +19,7 @@ from torchdoctor import yamlio
 from torchdoctor.errors import RuleFileError
 from torchdoctor.safeio import clip
 from torchdoctor.sandbox import TemplateProblem
-from torchdoctor.facts import NAMESPACE_MODELS, Unavailable
+from torchdoctor.facts import NAMESPACE_MODELS, JobFacts, Unavailable
 from torchdoctor.paths import default_rules_dir
 from torchdoctor.report import CATEGORIES
 from torchdoctor.settings import Registry, load_registry
@@ -29,7 +29,9 @@ Precedence = Literal["correctness", "reproducibility", "stability", "speed"]
 PRECEDENCE_RANK = {"correctness": 0, "reproducibility": 1, "stability": 2, "speed": 3}
 NON_RULE_DIRS = {"data", "lint"}  # lint rules: torchdoctor.lint (docs/lint.md)
 NON_RULE_FILES = {"settings.yaml", "tasks.yaml"}
-ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload"}
+ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload", "job"}
+PATH_ARGUMENT_FUNCTIONS = ("known", "fact_or", "differs", "odd_ones", "odd_ranks", "keys_differing")
+"""Functions whose first argument is a fact path (checked at load like any other)."""
 
 
 class _M(BaseModel):
@@ -369,11 +371,12 @@ def called_functions(expr: str) -> set[str]:
 
 def message_names(bound: Iterable[str] = ()) -> frozenset:
     """Names a message template may read: the fact namespaces, workload, the functions
-    conditions have (the same set the engine passes when it renders), and ``bound`` (``item``
-    in a for_each rule)."""
-    from torchdoctor.vocabulary import functions
+    conditions have (the same set the engine passes when it renders), the job functions, and
+    ``bound`` (``item`` in a for_each rule)."""
+    from torchdoctor.vocabulary import JOB_FUNCTIONS, functions
 
-    return frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"} | frozenset(bound)
+    return (frozenset(ROOT_NAMES) | frozenset(functions()) | {"known", "fact_or"}
+            | set(JOB_FUNCTIONS) | frozenset(bound))
 
 
 def message_fact_paths(message: str, bound: Optional[dict[str, str]] = None) -> set[str]:
@@ -467,7 +470,7 @@ def fact_paths(expr: str, names: Optional[dict[str, str]] = None) -> set[str]:
 
         def visit_Call(self, node: ast.Call) -> None:
             # known("torch.version"), fact_or("system.machine"): the string is a fact path too
-            if (isinstance(node.func, ast.Name) and node.func.id in ("known", "fact_or") and node.args
+            if (isinstance(node.func, ast.Name) and node.func.id in PATH_ARGUMENT_FUNCTIONS and node.args
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                 out.update(fact_paths(node.args[0].value))
             self.generic_visit(node)
@@ -486,7 +489,7 @@ def check_fact_path(path: str) -> Optional[str]:
     """None if ``path`` exists in the fact schema, else what is wrong."""
     parts = path.replace("[]", ".[]").split(".")
     root = parts[0]
-    model: Any = Workload if root == "workload" else NAMESPACE_MODELS.get(root)
+    model: Any = {"workload": Workload, "job": JobFacts}.get(root) or NAMESPACE_MODELS.get(root)
     if model is None:
         return f"unknown fact namespace '{root}'"
     typ: Any = model

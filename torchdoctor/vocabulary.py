@@ -45,6 +45,10 @@ def vmajmin(text: Any) -> Version:
 
 
 
+JOB_FUNCTIONS = ("differs", "odd_ones", "odd_ranks", "keys_differing")
+"""Functions over the ranks of a job (``check --distributed``), bound to the job by the engine
+(engine.job_functions): each takes a fact path of one rank's facts as a string."""
+
 NOT_FOR_RULES = frozenset({"load", "sourced_entries", "allow_list", "name_tokens"})
 """Public functions of the tables package that are loaders, not lookups for rules."""
 
@@ -89,8 +93,18 @@ BASE_FUNCTIONS: dict[str, Any] = {
 }
 
 
+def _outside_a_job(name: str) -> Any:
+    def unbound(*_: Any, **__: Any) -> Any:
+        raise FactUnavailable("job", f"{name}() compares the ranks of a job: not a distributed job "
+                                     "(run `torchrun ... -m torchdoctor check --distributed`)")
+    return unbound
+
+
 def functions() -> dict[str, Any]:
+    """Every function a condition or message may call. The job functions here skip the rule;
+    the engine binds them to the job's ranks when it evaluates one (engine.job_functions)."""
     out = dict(BASE_FUNCTIONS)
     for name in TABLE_FUNCTIONS:
         out[name] = getattr(tables, name)
+    out.update({name: _outside_a_job(name) for name in JOB_FUNCTIONS})
     return out
