@@ -4,7 +4,8 @@ Runs, interleaved, on this machine:
   python -m torchdoctor check                                   one process, torch in a child
   torchrun --nproc-per-node 4 -m torchdoctor check --distributed  the launcher (itself an
         `import torch`), 4 ranks each importing torch and probing, gloo tests, rank 0 reports
-  python -c "import torch"                                      the floor
+  python -c "import torch"                                      one torch import
+  torchrun --nproc-per-node 4 --no-python python -c <import torch, gloo group>: any job's floor
 
 Medians of wall time and of CPU time (user + system of the whole process tree): on a machine
 with fewer cores than ranks the 4 ranks' torch imports queue for the CPUs, so the CPU column
@@ -35,11 +36,21 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
+FLOOR = ("import datetime, torch.distributed as d; "
+         "d.init_process_group('gloo', timeout=datetime.timedelta(seconds=60)); "
+         "d.barrier(); d.destroy_process_group()")
+"""What any job that uses torch.distributed pays on this machine: the launcher, each rank's
+torch import and a gloo group. `check --distributed` minus this row is what torchdoctor adds."""
+
+
 def commands(ranks: int) -> dict[str, list[str]]:
     exe = sys.executable
     return {
         "import torch": [exe, "-c", "import torch"],
         "check": [exe, "-m", "torchdoctor", "check", "--format", "json", "--fail-on", "never"],
+        f"torchrun floor ({ranks} ranks: import torch, gloo init)": [
+            exe, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr", "127.0.0.1",
+            "--master-port", "{port}", "--no-python", exe, "-c", FLOOR],
         f"check --distributed ({ranks} ranks)": [
             exe, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr", "127.0.0.1",
             "--master-port", "{port}", "-m", "torchdoctor", "check", "--distributed", "--format", "json",
