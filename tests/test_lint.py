@@ -315,15 +315,22 @@ def test_version_checks_are_decided_for_the_target_torch(test, expected):
 
 
 def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
+    """hasattr of a name the target torch has is a check that holds: its body is linted (mkl
+    exists, mkl.enabled is still a setting that does nothing); of a name it lacks (cudnn SDPA
+    before 2.5), the body is the dead arm."""
     code = ('import torch\n'
             'if torch.__version__ >= "2.4":\n'
             '    torch.backends.cudnn.determinstic = True\n'
             'else:\n'
             '    torch.backends.cudnn.fastest = True\n'
             'if hasattr(torch.backends, "mkl"):\n'
-            '    torch.backends.mkl.enabled = True\n')
-    assert [f.line for f in _lint(code)] == [3]
-    assert [f.line for f in _lint(code, torch="2.1")] == [5]
+            '    torch.backends.mkl.enabled = True\n'
+            'if hasattr(torch.backends.cuda, "enable_cudnn_sdp"):\n'
+            '    torch.backends.cuda.enable_cudnn_sdp(False)\n'
+            '    torch.backends.cuda.sdp_kernel(enable_math=False)\n')
+    assert [f.line for f in _lint(code)] == [3, 7, 10]
+    assert [f.line for f in _lint(code, torch="2.4")] == [3, 7]  # enable_cudnn_sdp came in 2.5
+    assert [f.line for f in _lint(code, torch="2.1")] == [5, 7]
 
 
 @pytest.mark.torch
