@@ -343,6 +343,7 @@ def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
     ('hasattr(torch.backends.cudnn, "fastest")', "2.13", False),  # not in the table: absent
     ('hasattr(torch.cuda, "is_bf16_supported")', "2.13", True),  # public, unknown: assumed present
     ('hasattr(torch, "_six")', "2.13", None),  # private and unknown: undecided
+    ('hasattr(torch.backends, name)', "2.13", None),  # a computed name: undecided
     ('opts.force or torch.__version__ < "2.0"', "2.13", None),  # the option alone may run it
     ('SUPPORTS_FLASH_ATTENTION', "2.13", None),
 ])

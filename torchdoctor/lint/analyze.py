@@ -263,18 +263,21 @@ class Analyzer(ast.NodeVisitor):
 
     # -- guards ------------------------------------------------------------------------
     def _probe(self, node: ast.AST, local: Optional[dict] = None) -> Optional[str]:
-        """``hasattr(X, "y")`` / ``getattr(X, "y"...)`` with X a torch name: "X.y", else None."""
+        """``hasattr(X, "y")`` / ``getattr(X, "y"...)`` with X a torch name: "X.y"; with a
+        computed attribute name: "X." (unknown); else None."""
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)):
+                and len(node.args) >= 2):
             return None
         obj = self.resolve(node.args[0], local)
-        if obj is None or not obj.startswith("torch"):
+        if obj is None or not (obj == "torch" or obj.startswith("torch.")):
             return None
-        return f"{obj}.{node.args[1].value}"
+        attr = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+        return f"{obj}.{attr}" if isinstance(attr, str) else f"{obj}."
 
     def _leaf(self, node: ast.AST, local: Optional[dict] = None) -> Any:
         probed = self._probe(node, local)
+        if probed is not None and probed.endswith("."):
+            return None
         if probed is not None:
             present = self.presence(probed)
             if present is None and not any(p.startswith("_") for p in probed.split(".")):
