@@ -315,15 +315,93 @@ def test_version_checks_are_decided_for_the_target_torch(test, expected):
 
 
 def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
+    """hasattr of a name the target torch has is a check that holds: its body is linted (mkl
+    exists, mkl.enabled is still a setting that does nothing); of a name it lacks (cudnn SDPA
+    before 2.5), the body is the dead arm."""
     code = ('import torch\n'
             'if torch.__version__ >= "2.4":\n'
             '    torch.backends.cudnn.determinstic = True\n'
             'else:\n'
             '    torch.backends.cudnn.fastest = True\n'
             'if hasattr(torch.backends, "mkl"):\n'
-            '    torch.backends.mkl.enabled = True\n')
-    assert [f.line for f in _lint(code)] == [3]
-    assert [f.line for f in _lint(code, torch="2.1")] == [5]
+            '    torch.backends.mkl.enabled = True\n'
+            'if hasattr(torch.backends.cuda, "enable_cudnn_sdp"):\n'
+            '    torch.backends.cuda.enable_cudnn_sdp(False)\n'
+            '    torch.backends.cuda.sdp_kernel(enable_math=False)\n')
+    assert [f.line for f in _lint(code)] == [3, 7, 10]
+    assert [f.line for f in _lint(code, torch="2.4")] == [3, 7]  # enable_cudnn_sdp came in 2.5
+    assert [f.line for f in _lint(code, torch="2.1")] == [5, 7]
+
+
+@pytest.mark.parametrize("test,torch,expected", [
+    ('torch.cuda.is_available() and torch.__version__ >= "2.0"', "2.13", True),  # runtime part left out
+    ('torch.cuda.is_available() and torch.__version__ >= "2.0"', "1.13", False),
+    ('hasattr(pl_module, "log_images") and callable(pl_module.log_images)', "2.13", "neutral"),
+    ('hasattr(torch.cuda.amp, "autocast")', "2.13", True),  # deprecated means present
+    ('not hasattr(torch.amp, "GradScaler")', "2.13", False),  # the replacement is present
+    ('hasattr(torch.backends.cuda, "enable_cudnn_sdp")', "2.4", False),  # the table's since
+    ('hasattr(torch.backends.cudnn, "fastest")', "2.13", False),  # not in the table: absent
+    ('hasattr(torch.cuda, "is_bf16_supported")', "2.13", True),  # public, unknown: assumed present
+    ('hasattr(torch, "_six")', "2.13", None),  # private and unknown: undecided
+    ('hasattr(torch.backends, name)', "2.13", None),  # a computed name: undecided
+    ('opts.force or torch.__version__ < "2.0"', "2.13", None),  # the option alone may run it
+    ('SUPPORTS_FLASH_ATTENTION', "2.13", None),
+])
+def test_guards_are_decided_part_by_part(test, torch, expected):
+    from torchdoctor.lint.analyze import Analyzer
+
+    a = Analyzer(parse(torch), lambda dotted: KNOW.presence(dotted, parse(torch)))
+    a.visit(ast.parse("import torch\n"))
+    assert a._decide(ast.parse(test, mode="eval").body) == expected
+
+
+def test_a_try_body_guards_only_the_names_the_target_lacks():
+    code = ('import torch\n'
+            'try:\n'
+            '    torch.backends.cuda.enable_cudnn_sdp(False)\n'
+            '    scaler = torch.cuda.amp.GradScaler()\n'
+            '    torch.backends.cudnn.fastest = True\n'
+            'except (AttributeError, RuntimeError):\n'
+            '    scaler = torch.cuda.amp.GradScaler(enabled=False)\n')
+    assert [(f.line, f.id) for f in _lint(code)] == [(4, "deprecated-torch-api")]
+    assert [f.line for f in _lint(code, torch="2.4")] == [4]  # cudnn SDPA (2.5) is not reported
+
+
+def test_bindings_in_the_dead_arm_of_a_version_check_do_not_hide_the_live_one():
+    code = ('import torch\n'
+            'if torch.__version__ >= "2.0":\n'
+            '    from torch.backends.cuda import sdp_kernel\n'
+            'else:\n'
+            '    sdp_kernel = None\n'
+            'def f():\n'
+            '    with sdp_kernel(enable_math=False):\n'
+            '        pass\n')
+    assert [f.line for f in _lint(code)] == [7]
+    assert _lint(code, torch="1.13") == []
+
+
+@pytest.mark.torch
+def test_every_public_name_of_every_backends_module_is_in_the_table():
+    """No real name is ever reported as missing: the table has what dir() lists for each
+    torch.backends submodule of the installed torch (names imported from elsewhere included:
+    torch.backends.cuda.SDPBackend is torch._C._SDPBackend)."""
+    torch = pytest.importorskip("torch")
+    import importlib
+    import pkgutil
+
+    import torch.backends
+
+    if KNOW.introspected != torch.__version__:
+        pytest.skip(f"table introspected on torch {KNOW.introspected}, installed {torch.__version__}")
+    missing = []
+    for m in ["torch.backends"] + [f"torch.backends.{i.name}" for i in pkgutil.iter_modules(torch.backends.__path__)
+                                   if not i.name.startswith("_")]:
+        mod = importlib.import_module(m)
+        prefix = m[len("torch.backends."):] + "." if m != "torch.backends" else ""
+        missing += [prefix + a for a in dir(mod) if not a.startswith("_") and prefix + a not in KNOW.names]
+    assert missing == []
+    code = "import torch\n" + "".join(f"torch.backends.{n}\n" for n in sorted(KNOW.names) if "." in n)
+    assert [f.message for f in _lint(code, rules=[KNOW.rule("fake-backends-setting")])] == []
 
 
 @pytest.mark.torch

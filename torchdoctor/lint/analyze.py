@@ -6,11 +6,19 @@ torch.backends import cudnn``, ``from torch.cuda.amp import autocast`` (also ins
 and plain aliases (``cudnn = torch.backends.cudnn``) bind names per scope (module, function,
 lambda-free). A name is looked up in its function's scope, then the module's.
 
-Guards: code under a version check (an ``if``/conditional expression whose test names a
-version, ``hasattr``/``getattr``, ``_TORCH_GREATER_EQUAL_x``...), in the body or the handler of
-a ``try`` that catches AttributeError/ImportError (or Exception), or under
-``contextlib.suppress(AttributeError)`` is *guarded*: the checks for fake, replaced and
-deprecated names skip it (it is how real code supports several torch versions).
+Guards (the checks for fake, replaced and deprecated names skip *guarded* uses; it is how real
+code supports several torch versions). An ``if``/conditional expression is decided for the
+target torch part by part (:func:`torchdoctor.lint.guards.decide`): a comparison of torch's
+version with a literal, and ``hasattr``/``getattr`` of a torch name whose presence the knowledge
+knows (``Knowledge.presence``), are True or False; a public torch name it does not know is assumed
+present (code tests for names that newer torch added); a private one, or another version-like
+name (``_TORCH_2``, ``has_sdpa``), is unknown; anything else (``torch.cuda.is_available()``,
+``hasattr(model, "x")``) says nothing about the version. The arm that runs is linted, the other
+is guarded; when the version part is unknown both are. In the body of a ``try`` that catches
+AttributeError/ImportError (or broader) and under ``contextlib.suppress(AttributeError)``, only
+uses of names that are not known to exist in the target are guarded (a deprecated name that
+exists runs there); the handler is guarded. Bindings made in an arm that does not run on the
+target are ignored.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from torchdoctor.lint.guards import truth
+from torchdoctor.lint.guards import NEUTRAL, decide, truth
 
 ROOTS = ("torch", "os")
 TORCH_IMPORTERS = ("torch", "torchvision", "torchaudio", "torchtext", "lightning",
@@ -29,8 +37,9 @@ TORCH_IMPORTERS = ("torch", "torchvision", "torchaudio", "torchtext", "lightning
 GUARD_EXC = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException",
              "RuntimeError", "TypeError", "AssertionError"}
 _VERSIONISH = re.compile(r"(?i)version|greater|less_than|older|newer|at_least|_ge_?\d|_lt_?\d|"
-                         r"_gt_?\d|_le_?\d|torch_?\d|_\d+_\d+|^hasattr$|^getattr$|is_torch_|"
+                         r"_gt_?\d|_le_?\d|torch_?\d|_\d+_\d+|is_torch_|"
                          r"torch_(ge|gt|lt|le)\b|^_?has_|_available_|^_?supports?_")
+_PROBES = ("hasattr", "getattr")
 
 
 @dataclass
@@ -91,9 +100,17 @@ def _bind(out: dict, name: str, dotted: str) -> None:
         out[name] = dotted
 
 
-def _imports_in(body: list, out: dict, resolve: Any) -> None:
-    """Bindings made by imports (and torch aliases) in ``body``, not in nested scopes."""
+def _imports_in(body: list, out: dict, resolve: Any, live: Any = None) -> None:
+    """Bindings made by imports (and torch aliases) in ``body``, not in nested scopes; an arm of
+    an ``if`` that ``live(test, out)`` says does not run on the target torch binds nothing."""
     for node in body:
+        if isinstance(node, ast.If) and live is not None:
+            known = live(node.test, out)
+            if known is not False:
+                _imports_in(node.body, out, resolve, live)
+            if known is not True:
+                _imports_in(node.orelse, out, resolve, live)
+            continue
         if isinstance(node, ast.Import):
             for a in node.names:
                 root = a.name.split(".")[0]
@@ -117,16 +134,20 @@ def _imports_in(body: list, out: dict, resolve: Any) -> None:
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(node, name, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                _imports_in(sub, out, resolve)
+                _imports_in(sub, out, resolve, live)
         for h in getattr(node, "handlers", None) or []:
-            _imports_in(h.body, out, resolve)
+            _imports_in(h.body, out, resolve, live)
         for c in getattr(node, "cases", None) or []:
-            _imports_in(c.body, out, resolve)
+            _imports_in(c.body, out, resolve, live)
 
 
-def versionish(test: ast.AST) -> bool:
+def versionish(test: ast.AST, torch_probe: Any = None) -> bool:
+    """The test mentions a version-like name, a version-like literal, or (``torch_probe(call)``)
+    probes a torch name with hasattr/getattr."""
     for n in ast.walk(test):
         ident = None
+        if torch_probe is not None and isinstance(n, ast.Call) and torch_probe(n) is not None:
+            return True
         if isinstance(n, ast.Name):
             ident = n.id
         elif isinstance(n, ast.Attribute):
@@ -150,12 +171,15 @@ def _catches(handler: ast.ExceptHandler) -> bool:
 
 
 class Analyzer(ast.NodeVisitor):
-    def __init__(self, version: Optional[tuple] = None) -> None:
+    def __init__(self, version: Optional[tuple] = None, presence: Any = None) -> None:
         self.version = version
+        self.presence = presence or (lambda dotted: None)
         self.model = Model()
         self.module_aliases: dict = {}
         self.scopes: list = []  # [(scope id, aliases)]
         self.guard = 0
+        self.soft = 0
+        """Inside a try body (or suppress block): names not known to exist are guarded."""
         self.path: tuple = ()
         self.order = 0
         self._seen_chain: set = set()
@@ -194,12 +218,13 @@ class Analyzer(ast.NodeVisitor):
         return self.order
 
     def _use(self, name: str, node: ast.AST, ctx: str, value: Optional[ast.AST] = None) -> None:
-        self.model.uses.append(Use(name, node, ctx, self.guard > 0, self._scope(), self._tick(),
+        guarded = self.guard > 0 or (self.soft > 0 and self.presence(name) is not True)
+        self.model.uses.append(Use(name, node, ctx, guarded, self._scope(), self._tick(),
                                    self.path, value, self._rooted(node)))
 
     # -- scopes ------------------------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> None:
-        _imports_in(node.body, self.module_aliases, lambda v, out: self.resolve(v, out))
+        _imports_in(node.body, self.module_aliases, lambda v, out: self.resolve(v, out), self._decide)
         self.generic_visit(node)
 
     def _function(self, node: Any) -> None:
@@ -217,7 +242,8 @@ class Analyzer(ast.NodeVisitor):
             local[p] = "<param>"
         self.scopes.append((id(node), local))
         fresh: dict = {}
-        _imports_in(node.body, fresh, lambda v, out: self.resolve(v, out))
+        _imports_in(node.body, fresh, lambda v, out: self.resolve(v, out),
+                    lambda test, out: self._decide(test, {**local, **out}))
         local.update(fresh)  # the function's own imports shadow the enclosing ones
         saved_path = self.path
         for stmt in node.body:
@@ -236,15 +262,46 @@ class Analyzer(ast.NodeVisitor):
         self.generic_visit(node)
 
     # -- guards ------------------------------------------------------------------------
+    def _probe(self, node: ast.AST, local: Optional[dict] = None) -> Optional[str]:
+        """``hasattr(X, "y")`` / ``getattr(X, "y"...)`` with X a torch name: "X.y"; with a
+        computed attribute name: "X." (unknown); else None."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES
+                and len(node.args) >= 2):
+            return None
+        obj = self.resolve(node.args[0], local)
+        if obj is None or not (obj == "torch" or obj.startswith("torch.")):
+            return None
+        attr = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+        return f"{obj}.{attr}" if isinstance(attr, str) else f"{obj}."
+
+    def _leaf(self, node: ast.AST, local: Optional[dict] = None) -> Any:
+        probed = self._probe(node, local)
+        if probed is not None and probed.endswith("."):
+            return None
+        if probed is not None:
+            present = self.presence(probed)
+            if present is None and not any(p.startswith("_") for p in probed.split(".")):
+                return True  # a public name the knowledge does not list: the newer-torch path
+            return present
+        known = truth(node, self.version) if self.version else None
+        if known is not None:
+            return known
+        return None if versionish(node, lambda n: self._probe(n, local)) else NEUTRAL
+
+    def _decide(self, test: ast.AST, local: Optional[dict] = None) -> Any:
+        """True/False: the test holds/fails on the target torch as far as the version goes;
+        None: the version part is unknown; NEUTRAL: the test is not about the version."""
+        return decide(test, lambda n: self._leaf(n, local))
+
     def _arms(self, node: Any, body: list, orelse: list) -> None:
-        """A version check the target torch decides guards only the arm that does not run;
-        any other version-like test guards both."""
+        """The arm of a version-dependent test that does not run on the target torch is
+        guarded, the one that runs is linted; when the version part is unknown, both are
+        guarded; a test that is not about the version guards nothing."""
         self.visit(node.test)
-        known = truth(node.test, self.version) if self.version else None
-        guarded = versionish(node.test)
+        known = self._decide(node.test)
         saved = self.path
-        for arm, stmts, live in (("b", body, known is not False), ("o", orelse, known is not True)):
-            g = int(guarded and (known is None or not live))
+        for arm, stmts, live in (("b", body, known is True), ("o", orelse, known is False)):
+            g = int(known is not NEUTRAL and not live)
             self.guard += g
             self.path = saved + ((id(node), arm),)
             for s in stmts:
@@ -259,10 +316,11 @@ class Analyzer(ast.NodeVisitor):
         self._arms(node, [node.body], [node.orelse])
 
     def _try(self, node: Any) -> None:
-        guarded = any(_catches(h) for h in node.handlers)
-        self.guard += guarded
+        soft = any(_catches(h) for h in node.handlers)
+        self.soft += soft
         for s in node.body:
             self.visit(s)
+        self.soft -= soft
         saved = self.path
         for h in node.handlers:
             self.path = saved + ((id(node), "h"),)
@@ -272,7 +330,6 @@ class Analyzer(ast.NodeVisitor):
                 self.visit(s)
             self.guard -= g
         self.path = saved
-        self.guard -= guarded
         for s in node.orelse + node.finalbody:
             self.visit(s)
 
@@ -286,10 +343,10 @@ class Analyzer(ast.NodeVisitor):
                        for i in node.items)
         for i in node.items:
             self.visit(i)
-        self.guard += suppress
+        self.soft += suppress
         for s in node.body:
             self.visit(s)
-        self.guard -= suppress
+        self.soft -= suppress
 
     visit_AsyncWith = visit_With
 
@@ -408,8 +465,9 @@ def _const_str(node: Any) -> Optional[str]:
     return None
 
 
-def analyze(tree: ast.Module, version: Optional[tuple] = None) -> Model:
-    a = Analyzer(version)
+def analyze(tree: ast.Module, version: Optional[tuple] = None, presence: Any = None) -> Model:
+    """``presence(dotted)``: whether the target torch has the name (True/False/None)."""
+    a = Analyzer(version, presence)
     a.visit(tree)
     return a.model
 

@@ -105,7 +105,7 @@ def typo_of(name: str, parent: str, settable: bool, know: Knowledge) -> Optional
             continue
         if settable and info.get("kind") != "flag":
             continue
-        if not settable and info.get("kind") in ("class", "module", "constant"):
+        if not settable and info.get("kind") in ("class", "module", "constant", "import"):
             continue
         d = distance(name.lower(), qual[len(prefix):].lower(), limit)
         if d <= limit:
@@ -285,21 +285,44 @@ def _const(node: Optional[ast.AST]) -> Any:
 
 
 def benchmark_with_deterministic(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
+    """benchmark = True with determinism asked for: deterministic = True or
+    use_deterministic_algorithms(True) anywhere not exclusive with it, or set from an option
+    (``deterministic = opts.x``) in the same function where benchmark = True is set
+    unconditionally (at the same or an outer branch level): when the option is on, both are."""
     bench, det = rule.params["benchmark"], rule.params["deterministic"]
+    calls = rule.params.get("calls") or []
     trues = lambda name: [u for u in ctx.model.uses if u.ctx == "store" and u.name == name  # noqa: E731
                           and _const(u.value) is True]
     falses = [u for u in ctx.model.uses if u.ctx == "store" and u.name == bench and _const(u.value) is False]
-    det_calls = [u for u in ctx.model.uses if u.ctx == "call" and u.name in (rule.params.get("calls") or [])
+    det_calls = [u for u in ctx.model.uses if u.ctx == "call" and u.name in calls
                  and u.value.args and _const(u.value.args[0]) is True]
+    optional = [u for u in ctx.model.uses if (u.ctx == "store" and u.name == det and _from_option(u.value))
+                or (u.ctx == "call" and u.name in calls and u.value.args and _from_option(u.value.args[0]))]
     for b in trues(bench):
-        for d in trues(det) + det_calls:
+        candidates = [(d, False) for d in trues(det) + det_calls] + [(d, True) for d in optional]
+        for d, from_option in candidates:
             if exclusive(b.path, d.path):
                 continue
+            if from_option and (d.scope != b.scope or not set(b.path) <= set(d.path)):
+                continue  # benchmark = True only on some path (perhaps the non-deterministic one)
             if any(f.scope == d.scope and not exclusive(f.path, d.path) for f in falses):
                 continue  # the deterministic branch turns the autotuner off again
-            what = f"{det} = True" if d.ctx == "store" else f"{d.name}(True)"
+            if d.ctx == "store":
+                what = f"{det} = " + (_source_of(d.value) if from_option else "True")
+            else:
+                what = f"{d.name}(" + (_source_of(d.value.args[0]) if from_option else "True") + ")"
             yield Hit(b.node, {"name": bench, "detail": f"line {d.node.lineno}: {what}", "advice": ""})
             break
+
+
+def _from_option(value: Optional[ast.AST]) -> bool:
+    """A value read from an option or variable (not a literal): it may be True at run time."""
+    return value is not None and not isinstance(value, (ast.Constant, ast.Lambda))
+
+
+def _source_of(node: ast.AST, limit: int = 60) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def deterministic_without_workspace(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:

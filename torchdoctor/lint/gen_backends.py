@@ -2,9 +2,9 @@
 
     python -m torchdoctor.lint.gen_backends > rules/lint/data/torch_backends.yaml
 
-It imports every ``torch.backends`` submodule and records each public name PyTorch itself
-defines there (names imported from elsewhere - ``torch``, ``contextlib``, typing helpers -
-are left out) with how it behaves under assignment:
+It imports every ``torch.backends`` submodule and records every public attribute it has (what
+``dir()`` lists, so that no real name is ever reported as missing) with how it behaves under
+assignment:
 
   flag      a settable value (ContextProp, property with a setter, plain data attribute)
   readonly  a value whose setter refuses assignment (raises), or a computed one
@@ -13,6 +13,13 @@ are left out) with how it behaves under assignment:
   object    an object with its own attributes (cufft_plan_cache, cuda.matmul, cudnn.conv)
   constant  a module constant (mkl.VERBOSE_ON)
   module    a submodule
+  import    a helper the module imports for its own use (``torch``, ``contextlib``, ``typing.Any``,
+            a PropModule's ``m``): it exists, but it is no API, so it is never a typo target and
+            its own attributes are not checked
+
+Classes and functions torch defines elsewhere and imports into a backends module
+(``torch.backends.cuda.SDPBackend`` is ``torch._C._SDPBackend``, documented as
+``torch.nn.attention.SDPBackend``) are ``class``/``function`` like the module's own.
 
 ``since`` comes from :data:`SINCE` below (the first release with the name, from the release
 notes and versioned docs cited there); a name without it is only known to exist in the torch
@@ -74,13 +81,20 @@ PRECISION_OBJECTS = ("_FP32Precision",)
 def _kind(qual: str, value, owner_cls) -> str | None:
     if qual in READONLY:
         return "readonly"
-    if isinstance(value, types.ModuleType):
-        return "module" if value.__name__.startswith("torch.backends.") else None
+    if isinstance(value, types.ModuleType):  # a submodule, not a module imported under another name
+        return "module" if value.__name__ == "torch.backends." + qual else None
     if inspect.isclass(value):
-        return "class" if getattr(value, "__module__", "").startswith("torch.backends") else None
+        return "class" if _torch_defined(value) else None
     if callable(value) and not hasattr(value, "__dict__") or inspect.isroutine(value):
-        return "function" if getattr(value, "__module__", "") and str(value.__module__).startswith(("torch.backends", "torch._C")) else None
+        return "function" if _torch_defined(value) else None
     return None
+
+
+def _torch_defined(value) -> bool:
+    """Defined by torch (in torch.backends, torch._C, torch.nn.attention...), not by the stdlib,
+    typing or typing_extensions."""
+    mod = str(getattr(value, "__module__", "") or "")
+    return mod == "torch" or mod.startswith("torch.")
 
 
 def _defined_in_source(path) -> set:
@@ -124,7 +138,7 @@ def collect(torch) -> dict[str, str]:
         cls_vars = dict(vars(type(mod))) if type(mod) is not types.ModuleType else {}
         defined = _defined_in_source(getattr(orig, "__file__", None))
         for attr, value in list(vars(orig).items()) + list(cls_vars.items()):
-            if attr.startswith("_") or attr in ("m",):
+            if attr.startswith("_"):
                 continue
             qual = prefix + attr
             if isinstance(value, (ContextProp, property)) or hasattr(type(value), "__set__"):
@@ -150,15 +164,18 @@ def collect(torch) -> dict[str, str]:
                 kind = _kind(qual, value, type(mod))
                 if kind is None and type(value).__module__.startswith("torch.backends"):
                     kind = "object"
-            if kind is None and attr in defined and not isinstance(value, types.ModuleType):
+            if kind is None and attr in defined and not isinstance(value, types.ModuleType) and attr != "m":
                 kind = "constant" if attr.isupper() else "object"  # data defined in the module (a set, a dict)
             if kind is None:
-                continue
+                kind = "import"  # typing.Any, contextlib, the torch module: real, not an API
             if qual in out and out[qual] == "flag":
                 continue
             out[qual] = kind
             if qual in ("cudnn.conv", "cudnn.rnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn"):
                 out[qual + ".fp32_precision"] = "flag"
+        for attr in dir(mod):  # anything else the module answers (nothing on 2.13; kept honest)
+            if not attr.startswith("_") and prefix + attr not in out:
+                out[prefix + attr] = "import"
     for attr, kind in MATMUL.items():
         out["cuda.matmul." + attr] = kind
     out["cuda.matmul"] = "object"

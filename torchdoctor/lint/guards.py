@@ -2,8 +2,12 @@
 test compares torch's version with a literal (``torch.__version__ >= "2.4"``,
 ``digit_version(TORCH_VERSION) < digit_version("1.10")``, ``version.parse(torch.__version__) >=
 version.parse("2.0")``, ``_TORCH_GREATER_EQUAL_2_1``, ``is_torch_version(">=", "2.0")``,
-``is_torch_greater_or_equal("2.4")``), ``None`` when it cannot tell (``hasattr``, another
-library's version): then both arms count as guarded."""
+``is_torch_greater_or_equal("2.4")``), ``None`` when it cannot tell (another library's version):
+then both arms count as guarded.
+
+:func:`decide` combines the parts of a test (``and``/``or``/``not``) where each part is True,
+False, None (a version-like test it cannot decide) or :data:`NEUTRAL` (a part that is not about
+the version at all: ``torch.cuda.is_available()``, ``hasattr(model, "x")``, an option)."""
 
 from __future__ import annotations
 
@@ -53,6 +57,35 @@ def _name(node: Any) -> str:
     if isinstance(node, ast.Attribute):
         return node.attr
     return ""
+
+
+NEUTRAL = "neutral"
+"""A part of a test that says nothing about the torch version."""
+
+
+def decide(test: ast.AST, leaf: Any) -> Any:
+    """What ``test`` says about the target torch: True (the body runs as far as the version
+    goes), False (it does not), None (unknown) or NEUTRAL (the test is not about the version).
+    ``leaf(node)`` answers for a part that is not ``and``/``or``/``not``. Under ``and`` a neutral
+    part is left out (``is_available() and version >= 2.0`` holds, version-wise, on 2.13); under
+    ``or`` a neutral part may make the body run on any version, so only a true version part
+    decides it."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = decide(test.operand, leaf)
+        return inner if inner is None or inner is NEUTRAL else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [decide(v, leaf) for v in test.values]
+        real = [v for v in values if v is not NEUTRAL]
+        if not real:
+            return NEUTRAL
+        if isinstance(test.op, ast.And):
+            if any(v is False for v in real):
+                return False
+            return True if all(v is True for v in real) else None
+        if any(v is True for v in real):
+            return True
+        return False if len(real) == len(values) and all(v is False for v in real) else None
+    return leaf(test)
 
 
 def truth(test: ast.AST, version: tuple) -> Optional[bool]:

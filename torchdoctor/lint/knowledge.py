@@ -72,6 +72,28 @@ class Knowledge:
     cublas_range: tuple = ("", "")
     """[since, until) of the CUBLAS_WORKSPACE_CONFIG requirement."""
     newest_torch: str = ""
+    present: dict = field(default_factory=dict)
+    """Dotted torch name -> [first release known to have it, exact]: exact (the backends table,
+    the registry's settings with their ``since``) means the name is absent before that release;
+    otherwise (a deprecated name, its replacement, a parent module) only presence from it is
+    known."""
+
+    def presence(self, dotted: str, version: tuple) -> Optional[bool]:
+        """Whether ``dotted`` exists in torch ``version``: True, False, or None (unknown)."""
+        from torchdoctor.lint.versions import parse
+
+        known = self.present.get(dotted)
+        if known is not None:
+            if version >= (parse(known[0]) or (0, 0, 0)):
+                return True
+            return False if known[1] else None
+        if dotted.startswith("torch.backends."):
+            parent = dotted[len("torch.backends."):].rpartition(".")[0]
+            info = self.names.get(parent) if parent else {"kind": "module"}
+            if info is not None and (info.get("kind") == "module" or (
+                    info.get("kind") == "object" and any(q.startswith(parent + ".") for q in self.names))):
+                return False  # the table lists every public name of a backends module
+        return None
 
     def rule(self, rule_id: str) -> Optional[LintRule]:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -114,7 +136,7 @@ def _knowledge(data: dict) -> Knowledge:
                      look_alikes=data["look_alikes"], fake_notes=data["fake_notes"],
                      env_when=data["env_when"], env_until=data["env_until"],
                      tf32_legacy=data["tf32_legacy"], cublas_range=tuple(data["cublas_range"]),
-                     newest_torch=data["newest_torch"])
+                     newest_torch=data["newest_torch"], present=data["present"])
 
 
 def _compile(raw: dict, order: list) -> dict:
@@ -172,10 +194,39 @@ def _compile(raw: dict, order: list) -> dict:
                                                "setting": None, "python": None})
     releases = raw[str(base / "data" / "torch_releases.yaml")] or {}
     newest = _newest(releases)
+    present = _present(names, reg, look_alikes)
     return {"rules": rules, "names": names, "introspected": str(names_raw.get("introspected") or ""),
             "look_alikes": look_alikes, "fake_notes": fake_notes, "env_when": env_when,
             "env_until": env_until, "tf32_legacy": tf32_legacy, "cublas_range": list(cublas),
-            "newest_torch": newest}
+            "newest_torch": newest, "present": present}
+
+
+def _present(names: dict, reg: dict, look_alikes: dict) -> dict:
+    """What is known about which torch names exist, for guards (``hasattr(torch.x, "y")``)."""
+    from torchdoctor.lint.versions import parse
+
+    out: dict = {}
+    for rel, info in names.items():
+        out["torch.backends." + rel] = [str(info.get("since") or "0"), True]
+    for key, body in (reg.get("settings") or {}).items():
+        body = body or {}
+        if str(key).startswith("torch.") and body.get("kind") in ("call", "assign") and body.get("since"):
+            out.setdefault(str(key), [str(body["since"]), True])
+    for name, entry in look_alikes.items():
+        if entry.get("deprecated"):  # deprecated means still there; so is the replacement
+            since = str(entry["deprecated"])
+            out.setdefault(name, [since, False])
+            call = (entry.get("rewrite") or {}).get("call")
+            if call:
+                out.setdefault(str(call), [since, False])
+    for name, (since, _) in list(out.items()):  # a parent exists where a child does
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            parent = ".".join(parts[:i])
+            old = out.get(parent)
+            if old is None or (not old[1] and (parse(since) or (0,)) < (parse(old[0]) or (0,))):
+                out[parent] = [since, False] if old is None else [since, old[1]]
+    return out
 
 
 def _newest(releases: Any) -> str:
