@@ -4,7 +4,8 @@ Only settings a bench knob controls, and only where the plan's own value (if any
 ``speed`` precedence: correctness, stability and the reproducibility the user asked for are
 never changed. Among the measured configurations, the fastest whose numerics the workload's
 precision allows (``precision_allows`` in rules/bench.yaml) and which keeps every non-speed
-setting of the plan wins; each setting it changes cites the measurement in its reason.
+setting of the plan wins, if it beats the rules' plan beyond the measured noise (otherwise the
+plan stands, confirmed); each setting it changes cites the measurement in its reason.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Optional
 
 from torchdoctor.bench.configs import BenchData, device_of, load_bench_data, workload_name
 from torchdoctor.bench.results import BenchResult, Measurement
+from torchdoctor.bench.stats import regret
 from torchdoctor.errors import UserError
 from torchdoctor.report import DroppedSetting, Report, SettingRec
 from torchdoctor.safeio import clip
@@ -70,6 +72,15 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
         return report
     best = candidates[0]
     plan_m = next((m for m in result.measurements if "plan" in m.config.roles and m.median_s), None)
+    if plan_m is not None and eligible(plan_m) and plan_m.config.id != best.config.id:
+        r, band = regret(plan_m, best)
+        if r <= band:  # not a measured difference: the rules' plan stands, and says so
+            note = (f"Measured by torchdoctor bench ({clip(path)}): within noise of the fastest "
+                    f"configuration ({plan_m.median_s * 1e3:.1f} vs {best.median_s * 1e3:.1f} ms/step, "
+                    f"regret {r:.1%} within ±{band:.1%}).")
+            return report.model_copy(update={"settings": [
+                s.model_copy(update={"reason": f"{s.reason} {note}"}) if s.key in knob_keys else s
+                for s in report.settings]})
     cite = (f"measured by torchdoctor bench ({clip(path)}): {best.config.label} "
             f"{best.median_s * 1e3:.1f} ms/step over {best.reps} reps (IQR {best.iqr_s * 1e3:.1f} ms)")
     if plan_m is not None and plan_m.config.id != best.config.id:
