@@ -196,7 +196,12 @@ def main() -> int:
         return torch.nn.functional.cross_entropy(out.float(), target)
 
     def step():
-        ctx = torch.autocast(device.type, dtype=amp_dtype) if amp_dtype is not None else _null()
+        if amp_dtype is None:
+            ctx = _null()
+        elif hasattr(torch, "autocast"):
+            ctx = torch.autocast(device.type, dtype=amp_dtype)
+        else:  # torch < 1.10: CUDA float16 autocast only
+            ctx = torch.cuda.amp.autocast()
         if not training:
             with torch.inference_mode(), ctx:
                 return run_model(*inputs)

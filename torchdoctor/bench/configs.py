@@ -41,6 +41,8 @@ class Knob(_M):
     device: Optional[str] = None
     families: Optional[list[str]] = None
     mode: Optional[str] = None
+    companions: list[str] = []
+    """Keys that only accompany an option (a GradScaler with fp16): their precedence does not pin the knob."""
 
 
 class WorkloadSpec(_M):
@@ -105,8 +107,14 @@ def _known(value: Any) -> Any:
 
 
 def device_of(facts: Facts) -> str:
-    torch = _known(facts.torch)
-    return "cuda" if torch is not None and _known(torch.cuda_available) is True else "cpu"
+    """cuda where torch can use a GPU; where that is not known (a plan for another machine,
+    ``--gpu``), where the machine has an NVIDIA GPU."""
+    torch, gpu = _known(facts.torch), _known(facts.gpu)
+    usable = _known(torch.cuda_available) if torch is not None else None
+    if usable is None and gpu is not None:
+        count = _known(gpu.count)
+        return "cuda" if isinstance(count, int) and count > 0 else "cpu"
+    return "cuda" if usable is True else "cpu"
 
 
 def default_threads(facts: Facts) -> int:
@@ -201,7 +209,8 @@ def generate(plan: Report, facts: Facts, workload: Workload, *, data: Optional[B
                                           all(o.set.get(k) == v for k, v in wanted.items())), None))
             knob.options.append(match)
         plan_choice[knob.name] = match
-        held = [plan_by_key[k] for k in wanted if plan_by_key[k].precedence != "speed"]
+        held = [plan_by_key[k] for k in wanted
+                if plan_by_key[k].precedence != "speed" and k not in knob.companions]
         if held:
             pinned.append(f"{knob.name}: kept at {match.name} ({held[0].precedence}, rule {held[0].rule})")
     pinned_names = {p.split(":", 1)[0] for p in pinned}

@@ -60,7 +60,9 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
     varied_in = [m for m in result.measurements if m.config.roles != ["defaults"]]
     knob_keys = {k for m in varied_in for k in m.config.settings
                  if len({repr(x.config.settings.get(k)) for x in varied_in}) > 1}
-    held = {s.key: s for s in report.settings if s.precedence != "speed" and s.key in knob_keys}
+    companions = {k for knob in data.knobs for k in knob.companions}
+    held = {s.key: s for s in report.settings
+            if s.precedence != "speed" and s.key in knob_keys and s.key not in companions}
 
     def eligible(m: Measurement) -> bool:
         return (m.median_s is not None and not m.config.compile and m.config.roles != ["defaults"]
