@@ -1472,6 +1472,9 @@ ROWS_ELSEWHERE: dict[str, str] = {
     "torch-version-with-fence": "tests/test_pipeline_fuzz.py::test_recommend_markdown_heading_takes_the_torch_version_as_text",
     "diff-file-name-with-escapes": "tests/test_pipeline_fuzz.py::test_diff_names_are_shown_as_safe_text",
     "pipeline-fuzz": "tests/test_pipeline_fuzz.py::test_pipeline_survives_hostile_input",
+    "bench-child-crash": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
+    "bench-child-hang": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
+    "bench-measured-other-workload": "tests/test_bench.py::test_measured_refuses_another_workload_or_a_bad_file",
 }
 
 
