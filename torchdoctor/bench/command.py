@@ -17,7 +17,7 @@ import click
 @click.option("--reproducible", "reproducibility", help="none | seeded | bitwise")
 @click.option("--inference", is_flag=True, default=None, help="Inference rather than training.")
 @click.option("--budget", type=click.FloatRange(min=10, max=86400), default=None,
-              help="Seconds of measuring to aim for (default in rules/bench.yaml: 150).")
+              help="Seconds of measuring to aim for (default in rules/bench.yaml: 140).")
 @click.option("--exhaustive", is_flag=True, help="Also measure the full grid of knob options.")
 @click.option("--measured", type=str, metavar="FILE",
               help="Measure the plan `recommend --measured FILE` makes instead of the rules' plan.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Optional, Sequence
 
@@ -54,6 +55,7 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
     budget = float(budget_s if budget_s is not None else data.measure.budget_s)
     gen: Generated = generate(plan, facts, workload, data=data, exhaustive=exhaustive, budget_s=budget)
     started = time.monotonic()
+    load_before = _load()
     m = data.measure
     workload_spec = {"family": gen.family, "mode": gen.mode, "device": gen.device, "sizes": gen.sizes}
     measurements, interrupted = run_all(
@@ -61,6 +63,13 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
         startup_timeout_s=m.startup_timeout_s, warmup=m.warmup.model_dump(), progress=progress,
         argv=argv)
     notes = [gen.compile_note] if gen.compile_note else []
+    load_after = _load()
+    cpus = os.cpu_count() or 1
+    busiest = max(x for x in (load_before, load_after, 0.0) if x is not None)
+    if gen.device == "cpu" and busiest > cpus * 0.75 + 1:
+        notes.append(f"the machine was busy: load average {load_before:.1f} before, {load_after:.1f} "
+                     f"after, on {cpus} CPUs; other processes competed for the cores, so expect "
+                     f"noise (and runs that favour fewer threads)")
     if interrupted:
         notes.append("interrupted (Ctrl-C): the table holds what was measured before it")
     return BenchResult(
@@ -70,4 +79,13 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
         description=gen.description, mode=gen.mode, sizes=gen.sizes, budget_s=budget,
         elapsed_s=time.monotonic() - started, interrupted=interrupted, plan_source=plan_source,
         measurements=measurements, skipped=gen.skipped, unmeasured=gen.unmeasured,
-        pinned=gen.pinned, notes=notes, verdict=verdict(measurements))
+        pinned=gen.pinned, notes=notes, load_average=[load_before, load_after],
+        verdict=verdict(measurements))
+
+
+def _load() -> Optional[float]:
+    """The 1-minute load average (None where the OS has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None

@@ -125,4 +125,6 @@ class BenchResult(_Model):
     unmeasured: list[Unmeasured] = []
     pinned: list[str] = []
     notes: list[str] = []
+    load_average: list[Optional[float]] = []
+    """1-minute load average before and after measuring (other processes competing for CPUs)."""
     verdict: Verdict = Verdict()

@@ -198,11 +198,13 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
         done = 0
         # 3. interleaved rounds
         for r in range(rounds):
+            late = time.monotonic() - t0 > budget_s  # steps slower than the warm-up said
             order = [cid for cid in alive if cid in children
-                     and len(results[cid].times_s) < reps[cid]]
+                     and len(results[cid].times_s) < (min_reps if late else reps[cid])]
             rng.shuffle(order)
             for cid in order:
-                n = min(per_round[cid], reps[cid] - len(results[cid].times_s))
+                goal = min_reps if late else reps[cid]
+                n = max(1, min(per_round[cid], goal - len(results[cid].times_s)))
                 show(f"round {r + 1}/{rounds}", done, total)
                 children[cid].send({"run": n})
                 try:
