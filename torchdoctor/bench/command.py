@@ -35,7 +35,7 @@ def bench(task, workload_file, input_shapes, precision, model_family, distribute
     plan's regret against the best configuration found. Exit 0, or 2 for a usage error, 130 on
     Ctrl-C (after printing what was measured).
     """
-    from torchdoctor.cli_io import Abort, emit, stderr, terminal_style
+    from torchdoctor.cli_io import Abort, emit, note, stderr, terminal_style
     from torchdoctor.render import bench as render_bench
 
     if show_schema:
@@ -51,11 +51,14 @@ def bench(task, workload_file, input_shapes, precision, model_family, distribute
     overrides = {"input_shapes": input_shapes, "precision": precision, "model_family": model_family,
                  "distributed": distributed, "reproducibility": reproducibility,
                  "mode": "inference" if inference else None}
+    notices: list[str] = []
     if workload_file:
         workload = load_workload_file(workload_file, task=task, overrides=overrides,
-                                      flag_names={}, notices=[], override_source="command line")
+                                      flag_names={}, notices=notices, override_source="command line")
     else:
         workload = build_workload(task=task, overrides=overrides, source="command line")
+    for notice in notices:
+        note(notice)
     stderr("torchdoctor bench: reading this machine ...")
     facts = probe()
     plan = plan_for(facts, workload, measured=measured)

@@ -29,6 +29,8 @@ from torchdoctor.bench.stats import summarize
 from torchdoctor.probes import _sys
 
 CHILD = Path(__file__).with_name("_child.py")
+ROUNDS = 20
+"""Rounds aimed at (fewer when a configuration gets fewer repetitions than this)."""
 MAX_LINE = 1 << 20
 """Longest line a child may answer (its timings of up to a few hundred steps fit easily)."""
 
@@ -192,7 +194,8 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
             share = left / max(1, len(alive))
             reps[cid] = int(min(max_reps, max(min_reps, share / max(step_s[cid], 1e-6))))
         total = sum(reps.values())
-        per_round = {cid: max(1, reps[cid] // 5) for cid in alive}
+        # many short rounds: load that comes and goes (other processes) hits every configuration
+        per_round = {cid: max(1, reps[cid] // ROUNDS) for cid in alive}
         rounds = max((math.ceil(reps[cid] / per_round[cid]) for cid in alive), default=0)
         rng = random.Random(seed)
         done = 0
