@@ -55,10 +55,11 @@ def test_cpu_classification_measures_defaults_plan_and_each_one_knob_change():
     assert defaults.settings == {} and defaults.code == {"env": "", "torch": ""}
     # the plan's own statements, as recommend writes them (SettingRec.code reused)
     rec = next(s for s in plan.settings if s.key == "autocast.dtype")
-    assert planned.settings == {"autocast.dtype": "bfloat16"} and rec.code in planned.code["torch"]
+    assert planned.settings == {"autocast.dtype": "bfloat16", "model.channels_last": True}
+    assert rec.code in planned.code["torch"] and "MEMORY_FORMAT = torch.channels_last" in planned.code["torch"]
     assert planned.numerics == ["bf16"]
     changed = sorted(c.changed for c in gen.configs if c.changed)
-    assert changed == ["channels_last=on", "matmul_precision=medium", "precision=fp32", "threads=half-cores"]
+    assert changed == ["channels_last=off", "matmul_precision=medium", "precision=fp32", "threads=half-cores"]
     # no CUDA knob on a CPU; half of the 8 threads torch uses there (torch.num_threads of the machine)
     assert not any("cudnn" in c.label or "sdpa" in c.label for c in gen.configs)
     half = next(c for c in gen.configs if c.changed == "threads=half-cores")
@@ -288,3 +289,28 @@ def test_bench_data_names_only_registry_settings():
                 assert key in registry, key
                 if not str(value).startswith("$"):
                     registry[key].validate_value(value)
+
+
+def test_cli_recommend_measured(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}
+    args = [sys.executable, "-m", "torchdoctor", "recommend", "--task", "recsys",
+            "--facts", str(RECORDED / "facts.json"), "--format", "json", "--fail-on", "never"]
+    plain = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=60, env=env).stdout)
+    done = subprocess.run(args + ["--measured", str(RECORDED / "recsys.json")], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)
+    result = recorded("recsys")
+    best = {m.config.id: m for m in result.measurements}[result.verdict.best]
+    assert result.verdict.beyond_noise
+    added = [s for s in measured["settings"] if s["rule"] == "bench-measured"]
+    assert {s["key"]: s["value"] for s in added} == {k: v for k, v in best.config.settings.items()
+                                                     if k not in {s["key"] for s in plain["settings"]}}
+    assert all("measured by torchdoctor bench" in s["reason"] for s in added)
+    done = subprocess.run(args[:5] + ["llm-training"] + args[6:] + ["--measured", str(RECORDED / "recsys.json")],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "measured a mlp training workload" in done.stderr

@@ -93,3 +93,21 @@ def test_cli_bench_usage_errors_and_schema(tmp_path):
     assert done.returncode == 0 and json.loads(done.stdout)["title"] == "BenchResult"
     done = run("--task", "classification", "--budget", "0")
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@pytest.mark.torch
+def test_ctrl_c_keeps_what_was_measured():
+    configs = [_config("fp32"), _config("one-thread", torch="torch.set_num_threads(1)")]
+
+    def progress(what, done, total):
+        if what.startswith("round 2"):
+            raise KeyboardInterrupt
+
+    measurements, interrupted = run_all(configs, TINY_MLP, budget_s=1, min_reps=20, max_reps=20,
+                                        startup_timeout_s=120, warmup=WARMUP, progress=progress)
+    assert interrupted
+    timed = [m for m in measurements if m.times_s]
+    assert timed and all(m.median_s is not None and m.reps == 1 for m in timed)  # round 1: one step each
+    from torchdoctor.probes import _sys
+
+    assert not _sys._live
