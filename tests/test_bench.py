@@ -314,3 +314,24 @@ def test_cli_recommend_measured(tmp_path):
     done = subprocess.run(args[:5] + ["llm-training"] + args[6:] + ["--measured", str(RECORDED / "recsys.json")],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "measured a mlp training workload" in done.stderr
+
+
+def _tasks():
+    from torchdoctor.workload import load_tasks
+
+    return sorted(load_tasks())
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in MACHINES.glob("*.json")))
+def test_every_recorded_machine_and_task_gives_runnable_configurations(name):
+    facts = machine(name)
+    for task in _tasks():
+        plan, gen = plan_and_configs(facts, task)
+        assert len(by_role(gen, "defaults")) == 1 and len(by_role(gen, "plan")) == 1, (name, task)
+        assert len({json.dumps(c.settings, sort_keys=True, default=str) for c in gen.configs}) == len(gen.configs)
+        for c in gen.configs:
+            compile(c.code["env"], f"{name}/{task}/{c.id}/env", "exec")
+            compile(c.code["torch"], f"{name}/{task}/{c.id}", "exec")
+            assert set(c.numerics) <= {"bf16", "fp16", "tf32", "medium"}
+        assert all(s.reason for s in gen.skipped)
+        assert gen.sizes == load_bench_data().workloads[gen.family].sizes[gen.device]

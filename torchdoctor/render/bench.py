@@ -79,6 +79,9 @@ def footer(result: BenchResult) -> list[str]:
     if v.summary:
         lines.append("verdict: " + v.summary)
     for m in result.measurements:
+        if m.config.compile and m.first_step_s is not None:
+            lines.append(f"{m.config.label}: compiling (the first step) took {m.first_step_s:.1f} s, "
+                         f"not counted in its step time")
         if m.error:
             lines.append(f"{m.config.id} {m.config.label}: {m.status}: {m.error}")
     for s in result.skipped:
