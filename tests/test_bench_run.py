@@ -68,6 +68,8 @@ def test_a_real_short_run_on_the_cpu_torch(monkeypatch):
         "cpu": {"batch": 4, "image": 16, "width": 8, "stages": 2, "classes": 10}, "cuda": {}}})
     data = data.model_copy(update={
         "workloads": {**data.workloads, "conv": tiny},
+        # precision and threads only: defaults (= the fp32 neighbour), the plan, half the threads
+        "knobs": [k for k in data.knobs if k.name in ("precision", "threads")],
         "measure": data.measure.model_copy(update={"warmup": data.measure.warmup.model_copy(update=WARMUP)})})
     facts = Facts.model_validate_json((RECORDED / "facts.json").read_text())
     workload = build_workload(task="classification", overrides={}, source="test")
