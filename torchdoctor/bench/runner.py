@@ -195,8 +195,9 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
             reps[cid] = int(min(max_reps, max(min_reps, share / max(step_s[cid], 1e-6))))
         total = sum(reps.values())
         # many short rounds: load that comes and goes (other processes) hits every configuration
-        per_round = {cid: max(1, reps[cid] // ROUNDS) for cid in alive}
-        rounds = max((math.ceil(reps[cid] / per_round[cid]) for cid in alive), default=0)
+        # the same rounds for all, each configuration's repetitions spread over every round
+        rounds = min([ROUNDS] + [reps[cid] for cid in alive])
+        per_round = {cid: math.ceil(reps[cid] / rounds) for cid in alive}
         rng = random.Random(seed)
         done = 0
         # 3. interleaved rounds
