@@ -241,13 +241,18 @@ def main() -> int:
         if len(times) >= w.get("min_steps", 3) and len(times) >= 4 and last[-1] <= last[0] * (1 + w.get("tolerance", 0.1)):
             break
     tail = sorted(times[-3:])
+    if cuda:
+        torch.cuda.empty_cache()
     _send({"ready": True, "warmup_steps": len(times), "warmup_s": time.perf_counter() - t_start,
            "first_step_s": first, "step_s": tail[len(tail) // 2], "settings_read": _read_settings(torch)})
     for line in sys.stdin:
         cmd = json.loads(line)
         if cmd.get("quit"):
             break
-        _send({"times": [timed() for _ in range(int(cmd.get("run", 1)))]})
+        times = [timed() for _ in range(int(cmd.get("run", 1)))]
+        if cuda:  # an idle child keeps its weights, not the activations' cache, on the GPU
+            torch.cuda.empty_cache()
+        _send({"times": times})
     return 0
 
 
