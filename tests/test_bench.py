@@ -185,7 +185,7 @@ def test_verdict_names_the_knob_that_made_the_difference():
     v = verdict([plan, best])
     assert v.best == "b" and v.plan == "p" and v.beyond_noise
     assert math.isclose(v.regret, 1.0)
-    assert v.difference == ["precision: fp32 -> bf16 (alone: 2.00x the plan's speed)"]
+    assert v.difference == ["precision: fp32 → bf16 (alone: 2.00x the plan's speed)"]
     noisy = _m("n", [0.3, 1.7, 0.9, 1.0, 0.5], knobs={"precision": "bf16", "threads": "all"})
     v = verdict([plan, noisy])
     assert v.best == "n" and not v.beyond_noise and "within noise" in v.summary
@@ -335,3 +335,18 @@ def test_every_recorded_machine_and_task_gives_runnable_configurations(name):
             assert set(c.numerics) <= {"bf16", "fp16", "tf32", "medium"}
         assert all(s.reason for s in gen.skipped)
         assert gen.sizes == load_bench_data().workloads[gen.family].sizes[gen.device]
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda m: m["config"]["settings"].update({"torch.evil": 1}), "unknown setting 'torch.evil'"),
+    (lambda m: m["config"]["settings"].update({"torch.set_num_threads": "1; import os"}), "expects a number"),
+    (lambda m: m.update({"median_s": -1.0}), "not a finite number of seconds"),
+    (lambda m: m["times_s"].append(float("nan")), "not a finite number of seconds"),
+])
+def test_a_hostile_measured_file_is_one_line(tmp_path, edit, message):
+    data = json.loads((RECORDED / "recsys.json").read_text())
+    edit(data["measurements"][0])
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(data).replace("NaN", "NaN"))
+    with pytest.raises(UserError, match=r"^--measured '.*bench.json': configuration 'c1': .*" + message.replace("(", r"\(")):
+        _measured_plan("recsys", path)

@@ -32,7 +32,9 @@ def load_result(path: str) -> BenchResult:
 
     try:
         raw = read_bounded(path, MAX_BENCH_BYTES, what="--measured")
-        return BenchResult.model_validate_json(raw)
+        result = BenchResult.model_validate_json(raw)
+        _check(result, path)
+        return result
     except InputError as exc:
         raise UserError(str(exc)) from None
     except ValidationError as exc:
@@ -40,6 +42,28 @@ def load_result(path: str) -> BenchResult:
         where = ".".join(str(x)[:40] for x in err["loc"]) or "(top level)"
         raise UserError(f"--measured {clip(path)}: not a `torchdoctor bench --format json` result "
                         f"({where}: {clip(err['msg'])})") from None
+
+
+def _check(result: BenchResult, path: str) -> None:
+    """A result file is input: every setting must be a registry key with a valid value, and
+    every statistic a finite, non-negative number (what a bench run writes)."""
+    import math
+
+    registry = load_registry()
+    for m in result.measurements:
+        where = f"--measured {clip(path)}: configuration {clip(m.config.id)}"
+        for key, value in m.config.settings.items():
+            if key not in registry:
+                raise UserError(f"{where}: unknown setting {clip(key)}")
+            try:
+                registry[key].validate_value(value)
+            except ValueError as exc:
+                raise UserError(f"{where}: {exc}") from None
+        stats = [m.median_s, m.iqr_s, m.mad_s, *m.times_s]
+        if any(x is not None and not (math.isfinite(x) and x >= 0) for x in stats):
+            raise UserError(f"{where}: a step time or statistic that is not a finite number of seconds")
+        if m.median_s is not None and m.median_s <= 0:
+            raise UserError(f"{where}: a median step time of {m.median_s!r} s")
 
 
 def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = None,

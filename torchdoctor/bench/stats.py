@@ -90,9 +90,9 @@ def verdict(measurements: Sequence[Measurement]) -> Verdict:
             effect = ""
             if neighbour is not None:
                 effect = f" (alone: {plan.median_s / neighbour.median_s:.2f}x the plan's speed)"
-            difference.append(f"{knob}: {plan.config.knobs.get(knob)} -> {option}{effect}")
+            difference.append(f"{knob}: {plan.config.knobs.get(knob)} → {option}{effect}")
         if best.config.compile and not plan.config.compile:
-            difference.append("torch.compile: off -> on")
+            difference.append("torch.compile: off → on")
     if beyond:
         summary = (f"the plan is {r:.1%} slower than the best configuration (noise ±{band:.1%}); "
                    f"the difference: {'; '.join(difference) or 'settings outside the knobs'}")
