@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 BENCH_SCHEMA = "torchdoctor-bench/1"
 
@@ -69,9 +69,18 @@ class Measurement(_Model):
     startup_s: float = 0.0
     """Process start to ready: import torch, build the model, warm up."""
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def reps(self) -> int:
+        """Timed repetitions (written to the JSON; recomputed from ``times_s`` when read)."""
         return len(self.times_s)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "reps" in data:
+            data = {k: v for k, v in data.items() if k != "reps"}
+        return data
 
 
 class Verdict(_Model):

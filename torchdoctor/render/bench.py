@@ -146,7 +146,7 @@ def render(result: BenchResult, fmt: str, color: bool = False, width: int = 120)
 
 
 def schema() -> str:
-    return json.dumps(BenchResult.model_json_schema(), indent=2, sort_keys=True) + "\n"
+    return json.dumps(BenchResult.model_json_schema(mode="serialization"), indent=2, sort_keys=True) + "\n"
 
 
 __all__ = ["render", "render_terminal", "render_markdown", "render_json", "rows", "schema", "Measurement"]
