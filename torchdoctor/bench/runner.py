@@ -198,17 +198,26 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
         # the same rounds for all, each configuration's repetitions spread over every round
         rounds = min([ROUNDS] + [reps[cid] for cid in alive])
         per_round = {cid: math.ceil(reps[cid] / rounds) for cid in alive}
+        # seconds one batch may take: steps slower than the warm-up said get fewer repetitions
+        slot = left / max(1, rounds * len(alive))
         rng = random.Random(seed)
         done = 0
         # 3. interleaved rounds
         for r in range(rounds):
-            late = time.monotonic() - t0 > budget_s  # steps slower than the warm-up said
-            order = [cid for cid in alive if cid in children
-                     and len(results[cid].times_s) < (min_reps if late else reps[cid])]
+            order = [cid for cid in alive if cid in children]
             rng.shuffle(order)
             for cid in order:
+                late = time.monotonic() - t0 > budget_s
+                have = len(results[cid].times_s)
                 goal = min_reps if late else reps[cid]
-                n = max(1, min(per_round[cid], goal - len(results[cid].times_s)))
+                if have >= goal:
+                    continue
+                seen = sorted(results[cid].times_s)
+                step = seen[len(seen) // 2] if seen else step_s[cid]
+                fits = int(slot / max(step, 1e-6))
+                # at least the share of min_reps this round owes, at most what fits the slot
+                owed = math.ceil(min_reps * (r + 1) / rounds) - have
+                n = max(1, owed, min(per_round[cid], fits, goal - have))
                 show(f"round {r + 1}/{rounds}", done, total)
                 children[cid].send({"run": n})
                 try:
