@@ -41,6 +41,9 @@ class Knob(_M):
     device: Optional[str] = None
     families: Optional[list[str]] = None
     mode: Optional[str] = None
+    load_sensitive: bool = False
+    """Its best option depends on what else runs (threads): recommend --measured does not take
+    it from a run on a busy machine."""
     companions: list[str] = []
     """Keys that only accompany an option (a GradScaler with fp16): their precedence does not pin the knob."""
 

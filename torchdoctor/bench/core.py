@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 from torchdoctor.bench.configs import BenchData, Generated, generate, load_bench_data
 from torchdoctor.bench.results import BenchResult, MachineSummary
 from torchdoctor.bench.runner import Progress, run_all
-from torchdoctor.bench.stats import verdict
+from torchdoctor.bench.stats import busy, verdict
 from torchdoctor.facts import Facts, Unavailable
 from torchdoctor.report import Report
 from torchdoctor.version import __version__
@@ -65,11 +65,11 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
     notes = [gen.compile_note] if gen.compile_note else []
     load_after = _load()
     cpus = os.cpu_count() or 1
-    busiest = max(x for x in (load_before, load_after, 0.0) if x is not None)
-    if gen.device == "cpu" and busiest > cpus * 0.75 + 1:
+    if gen.device == "cpu" and busy([load_before, load_after], cpus):
         notes.append(f"the machine was busy: load average {load_before:.1f} before, {load_after:.1f} "
                      f"after, on {cpus} CPUs; other processes competed for the cores, so expect "
-                     f"noise (and runs that favour fewer threads)")
+                     f"noise (and runs that favour fewer threads; recommend --measured keeps the "
+                     f"planned thread count from such a run)")
     if interrupted:
         notes.append("interrupted (Ctrl-C): the table holds what was measured before it")
     return BenchResult(

@@ -5,7 +5,9 @@ Only settings a bench knob controls, and only where the plan's own value (if any
 never changed. Among the measured configurations, the fastest whose numerics the workload's
 precision allows (``precision_allows`` in rules/bench.yaml) and which keeps every non-speed
 setting of the plan wins, if it beats the rules' plan beyond the measured noise (otherwise the
-plan stands, confirmed); each setting it changes cites the measurement in its reason.
+plan stands, confirmed); each setting it changes cites the measurement in its reason. From a run
+on a busy machine (load average above the CPUs), load-sensitive knobs (threads) keep the plan's
+value: fewer threads win there because of the other processes, not on their own merit.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Optional
 
 from torchdoctor.bench.configs import BenchData, device_of, load_bench_data, workload_name
 from torchdoctor.bench.results import BenchResult, Measurement
-from torchdoctor.bench.stats import regret
+from torchdoctor.bench.stats import busy, regret
 from torchdoctor.errors import UserError
 from torchdoctor.report import DroppedSetting, Report, SettingRec
 from torchdoctor.safeio import clip
@@ -84,12 +86,25 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
     varied_in = [m for m in result.measurements if m.config.roles != ["defaults"]]
     knob_keys = {k for m in varied_in for k in m.config.settings
                  if len({repr(x.config.settings.get(k)) for x in varied_in}) > 1}
+    # this plan's own measurement: the configuration with its values of every varied key
+    planned = {s.key: s.value for s in report.settings}
+    plan_m = next((m for m in result.measurements if m.median_s and not m.config.compile
+                   and all(m.config.settings.get(k) == planned.get(k) for k in knob_keys)), None)
     companions = {k for knob in data.knobs for k in knob.companions}
+    if busy(result.load_average, result.machine.cores or 1):
+        # a run on a busy machine says how the load behaves, not how these settings do
+        sensitive = {k for knob in data.knobs if knob.load_sensitive for o in knob.options for k in o.set}
+        knob_keys -= sensitive
+        kept_plan = {s.key: s.value for s in report.settings}
+        keep = {k: kept_plan.get(k) for k in sensitive}
+    else:
+        keep = {}
     held = {s.key: s for s in report.settings
             if s.precedence != "speed" and s.key in knob_keys and s.key not in companions}
 
     def eligible(m: Measurement) -> bool:
         return (m.median_s is not None and not m.config.compile and m.config.roles != ["defaults"]
+                and all(m.config.settings.get(k) == v for k, v in keep.items())
                 and set(m.config.numerics) <= allowed
                 and all(m.config.settings.get(k) == s.value for k, s in held.items()))
 
@@ -97,7 +112,6 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
     if not candidates:
         return report
     best = candidates[0]
-    plan_m = next((m for m in result.measurements if "plan" in m.config.roles and m.median_s), None)
     if plan_m is not None and eligible(plan_m) and plan_m.config.id != best.config.id:
         r, band = regret(plan_m, best)
         if r <= band:  # not a measured difference: the rules' plan stands, and says so
@@ -110,7 +124,7 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
     cite = (f"measured by torchdoctor bench ({clip(path)}): {best.config.label} "
             f"{best.median_s * 1e3:.1f} ms/step over {best.reps} reps (IQR {best.iqr_s * 1e3:.1f} ms)")
     if plan_m is not None and plan_m.config.id != best.config.id:
-        cite += f", vs the rules' plan {plan_m.median_s * 1e3:.1f} ms"
+        cite += f", vs this plan's {plan_m.median_s * 1e3:.1f} ms"
     if best.config.numerics:
         cite += f"; changes numerics: {', '.join(best.config.numerics)}"
     tv = report.torch_version

@@ -57,6 +57,10 @@ class Measurement(_Model):
     times_s: list[float] = []
     """Every timed step, in the order measured (all rounds)."""
     rounds: int = 0
+    batch_rounds: list[int] = []
+    """The round of each batch of steps (``times_s`` in order, ``batch_sizes`` steps each): the
+    verdict compares configurations round by round, so drift between rounds cancels."""
+    batch_sizes: list[int] = []
     median_s: Optional[float] = None
     q1_s: Optional[float] = None
     q3_s: Optional[float] = None

@@ -229,7 +229,9 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
                          and math.isfinite(t) and t >= 0]
                 m = results[cid]
                 results[cid] = m.model_copy(update={"times_s": m.times_s + times,
-                                                    "rounds": m.rounds + 1, "status": "ok"})
+                                                    "rounds": m.rounds + 1, "status": "ok",
+                                                    "batch_rounds": m.batch_rounds + [r],
+                                                    "batch_sizes": m.batch_sizes + [len(times)]})
                 done += n
         show("done", total, total)
     except KeyboardInterrupt:

@@ -2,9 +2,10 @@
 
 Medians and quartiles use linear interpolation between order statistics (numpy's default,
 ``statistics.quantiles(method="inclusive")``); the MAD is the unscaled median absolute deviation.
-The noise band of a regret is two standard errors of the difference of the two medians, each
-estimated from the MAD (standard error of a median ~ 1.2533 * 1.4826 * MAD / sqrt(n)), relative
-to the best; a regret beyond it is a real difference, one within it is noise.
+The noise band of a regret is two standard errors of the difference, relative to the best: from
+the round-by-round ratios of the two configurations when they share at least 5 rounds (they ran
+interleaved, so this pairs them), else from the two medians' MADs (standard error of a median ~
+1.2533 * 1.4826 * MAD / sqrt(n)). A regret beyond it is a real difference, one within it is noise.
 """
 
 from __future__ import annotations
@@ -58,10 +59,30 @@ def median_se(m: Measurement) -> float:
     return 1.2533 * 1.4826 * (m.mad_s or 0.0) / math.sqrt(len(m.times_s))
 
 
+def per_round(m: Measurement) -> dict[int, float]:
+    """Median step time of each round (from ``batch_rounds``/``batch_sizes``; empty without)."""
+    if len(m.batch_rounds) != len(m.batch_sizes) or sum(m.batch_sizes) != len(m.times_s):
+        return {}
+    out: dict[int, list[float]] = {}
+    i = 0
+    for r, n in zip(m.batch_rounds, m.batch_sizes):
+        out.setdefault(r, []).extend(m.times_s[i:i + n])
+        i += n
+    return {r: statistics.median(ts) for r, ts in out.items() if ts}
+
+
 def regret(plan: Measurement, best: Measurement) -> tuple[float, float]:
-    """(regret, noise band): (plan - best) / best, and 2 standard errors of that difference."""
+    """(regret, noise band): (plan - best) / best, and 2 standard errors of that difference.
+    With at least 5 rounds in common the band comes from the round-by-round ratios (a paired
+    comparison: load that slows both in a round cancels, load that hits one shows); otherwise
+    from the two medians' MADs."""
     r = (plan.median_s - best.median_s) / best.median_s
     band = 2 * math.hypot(median_se(plan), median_se(best)) / best.median_s
+    a, b = per_round(plan), per_round(best)
+    common = sorted(set(a) & set(b))
+    if len(common) >= 5 and plan is not best:
+        ratios = [a[k] / b[k] - 1 for k in common]
+        band = 2 * 1.2533 * 1.4826 * mad(ratios) / math.sqrt(len(ratios))
     return r, band
 
 
@@ -102,3 +123,10 @@ def verdict(measurements: Sequence[Measurement]) -> Verdict:
         summary = f"the plan is within noise of the best (regret {r:.1%}, noise ±{band:.1%})"
     return Verdict(**out, regret=r, noise=band, beyond_noise=beyond, difference=difference,
                    summary=summary)
+
+
+def busy(load_average: Sequence[Optional[float]], cpus: int) -> bool:
+    """Whether other processes competed for the CPUs during a run: a 1-minute load average
+    (before or after measuring) above three quarters of the CPUs plus one (our own child)."""
+    known = [x for x in load_average if x is not None]
+    return bool(known) and max(known) > max(1, cpus) * 0.75 + 1
