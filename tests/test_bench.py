@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.bench.configs import generate, load_bench_data
-from torchdoctor.bench.measured import apply_measured
 from torchdoctor.bench.results import BenchConfig, BenchResult, Measurement
 from torchdoctor.bench.stats import busy, mad, quartiles, regret, summarize, verdict
 from torchdoctor.errors import UserError
