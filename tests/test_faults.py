@@ -1482,6 +1482,9 @@ ROWS_ELSEWHERE: dict[str, str] = {
     "dist-rank-crashes": "tests/test_distributed.py::test_a_rank_that_crashes_is_named_and_the_job_ends",
     "dist-rank-hangs": "tests/test_distributed.py::test_a_rank_that_hangs_is_named_within_the_timeout",
     "dist-rank-no-torch": "tests/test_distributed.py::test_a_rank_that_cannot_import_torch_never_joins_and_says_why",
+    "bench-child-crash": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
+    "bench-child-hang": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
+    "bench-measured-other-workload": "tests/test_bench.py::test_measured_refuses_another_workload_or_a_bad_file",
 }
 
 

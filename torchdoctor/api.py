@@ -105,8 +105,10 @@ def _facts_from(value: Any, what: str) -> Facts:
 
 
 def plan_report(rules: Sequence[Any], facts: Facts, workload: Optional[Workload], *,
-                torch_version: Optional[str] = None, ignore: Iterable[str] = ()) -> Report:
-    """Evaluate rules for a workload and attach the generated snippet."""
+                torch_version: Optional[str] = None, ignore: Iterable[str] = (),
+                measured: Optional[str] = None) -> Report:
+    """Evaluate rules for a workload and attach the generated snippet; ``measured`` (a
+    `torchdoctor bench` JSON file) lets measured speed decide the speed settings."""
     from torchdoctor.engine import evaluate
     from torchdoctor.render.snippet import render as render_snippet
 
@@ -116,6 +118,10 @@ def plan_report(rules: Sequence[Any], facts: Facts, workload: Optional[Workload]
         check_torch_version(torch_version)
     report = evaluate(rules, facts, workload, command="recommend", torch_version=torch_version,
                       ignore=ignore)
+    if measured is not None:
+        from torchdoctor.bench.measured import apply_measured
+
+        report = apply_measured(report, measured)
     return report.model_copy(update={"snippet": render_snippet(report)})
 
 

@@ -395,12 +395,13 @@ def check_recommend_args(task: Optional[str], gpu_name: Optional[str], torch_ver
 @click.option("--torch-version", help="Write settings for this torch version (default: the target's).")
 @click.option("--snippet", is_flag=True, help="Print only the Python setup snippet (terminal format only).")
 @click.option("--explain", is_flag=True, help="Also show overridden recommendations and skipped rules.")
+@click.option("--measured", metavar="FILE", help="`torchdoctor bench --format json` result: measured speed decides the speed settings.")
 @fact_source_options
 @rules_options
 @output_options
 def recommend(task, workload_file, input_shapes, precision, model_family, distributed, reproducibility,
               inference, compile_, workers, local_world_size, gpu_name, torch_version, snippet,
-              explain, facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
+              explain, measured, facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
               no_redact, fmt, output, debug) -> None:
     """Recommend settings for a workload, each with its reason, and a setup snippet.
 
@@ -443,7 +444,7 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
         facts = facts_for_gpu(gpu_name, torch_version)
     else:
         facts = gather_facts(facts_file, from_report, python, timeout, debug)
-    report = plan_report(rules, facts, workload, torch_version=torch_version, ignore=ignore)
+    report = plan_report(rules, facts, workload, torch_version=torch_version, ignore=ignore, measured=measured)
     report = maybe_redact(report, no_redact)
     if snippet:
         emit(report.snippet or "", output, [facts_file, from_report, workload_file])
@@ -684,6 +685,11 @@ def settings_schema_text() -> str:
 # ----------------------------------------------------------------------------------------
 # entry point
 # ----------------------------------------------------------------------------------------
+
+
+from torchdoctor.bench.command import bench  # noqa: E402 - click only; heavy imports run inside
+
+cli.add_command(bench)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

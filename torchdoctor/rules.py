@@ -28,7 +28,7 @@ from torchdoctor.workload import Workload
 Precedence = Literal["correctness", "reproducibility", "stability", "speed"]
 PRECEDENCE_RANK = {"correctness": 0, "reproducibility": 1, "stability": 2, "speed": 3}
 NON_RULE_DIRS = {"data", "lint"}  # lint rules: torchdoctor.lint (docs/lint.md)
-NON_RULE_FILES = {"settings.yaml", "tasks.yaml"}
+NON_RULE_FILES = {"settings.yaml", "tasks.yaml", "bench.yaml"}
 ROOT_NAMES = set(NAMESPACE_MODELS) | {"workload", "job"}
 PATH_ARGUMENT_FUNCTIONS = ("known", "fact_or", "differs", "odd_ones", "odd_ranks", "keys_differing")
 """Functions whose first argument is a fact path (checked at load like any other)."""
@@ -154,7 +154,7 @@ def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registr
 
 def rule_files_any(directory: Path) -> list[Path]:
     """User rule directories: every *.yaml below, at any depth, except data/ tables and the
-    registry files a rules directory may hold beside its rules (settings.yaml, tasks.yaml)."""
+    registry files a rules directory may hold beside its rules (settings.yaml, tasks.yaml, bench.yaml)."""
     if not directory.is_dir():
         raise RuleFileError(f"{directory}: no such rules directory")
     out = []
