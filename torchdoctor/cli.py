@@ -230,6 +230,9 @@ def cli(ctx: click.Context) -> None:
     torchdoctor report -o env.md           redacted Markdown for a bug ticket
     torchdoctor check --from-report issue.txt   triage a pasted collect_env
     torchdoctor diff good.json bad.txt     what differs between two environments
+    torchdoctor lint .                     fake settings, pitfalls, deprecated APIs in code
+    torchdoctor bench --task classification   measure the plan on this machine
+    torchrun --nproc-per-node 4 -m torchdoctor check --distributed   every rank of a job
 
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
     """
