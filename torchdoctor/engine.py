@@ -294,6 +294,8 @@ def is_job_rule(rule: Rule) -> bool:
     """A rule over a job: its condition reads ``job`` or calls a job function. Such rules are
     evaluated only by ``check --distributed`` (with a job); every other rule only without."""
     if rule.when not in _JOB_RULE:
+        if "job" not in rule.when and not any(f in rule.when for f in JOB_FUNCTIONS):
+            return False  # no name that could make it one: no need to parse (every run, every rule)
         from torchdoctor.rules import called_functions, fact_paths
 
         roots = {p.split(".")[0].split("[")[0] for p in fact_paths(rule.when)}
