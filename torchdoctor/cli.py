@@ -22,6 +22,7 @@ from torchdoctor.cli_io import (  # noqa: F401 - Abort, StdoutClosed, MAX_MESSAG
     MAX_MESSAGE_CHARS,
     Abort,
     StdoutClosed,
+    workload_options,
     click_saw_epipe,
     emit,
     error,
@@ -380,15 +381,7 @@ def check_recommend_args(task: Optional[str], gpu_name: Optional[str], torch_ver
 
 
 @cli.command(context_settings=CONTEXT, cls=RecommendCommand)
-@click.option("--task", help="Task preset (listed below; rules/tasks.yaml).")
-@click.option("--workload", "workload_file", type=str, metavar="FILE",
-              help="Workload YAML file (its values override the preset; flags override the file).")
-@click.option("--input", "input_shapes", help="fixed | multiscale | variable-length")
-@click.option("--precision", help="auto | fp32 | tf32 | bf16 | fp16 | fp8")
-@click.option("--model-family", "model_family", help="conv | transformer | mixed")
-@click.option("--distributed", help="none | ddp | fsdp")
-@click.option("--reproducible", "reproducibility", help="none | seeded | bitwise")
-@click.option("--inference", is_flag=True, default=None, help="Inference rather than training.")
+@workload_options("its values override the preset; flags override the file")
 @click.option("--compile", "compile_", is_flag=True, default=None, help="The model runs under torch.compile.")
 @click.option("--workers", type=click.IntRange(min=0), help="DataLoader workers you intend to use.")
 @click.option("--local-world-size", type=click.IntRange(min=1), help="Processes per node (DDP/FSDP).")

@@ -325,3 +325,26 @@ def terminal_style(max_width: int) -> tuple[bool, int]:
     if columns >= 40:
         width = min(columns, max_width)
     return color, width
+
+
+def workload_options(what: str):
+    """The workload flags `recommend` and `bench` share (the same names, the same meaning);
+    ``what`` completes the --workload help."""
+    options = [
+        click.option("--task", help="Task preset (rules/tasks.yaml; listed in `recommend --help`)."),
+        click.option("--workload", "workload_file", type=str, metavar="FILE",
+                     help=f"Workload YAML file ({what})."),
+        click.option("--input", "input_shapes", help="fixed | multiscale | variable-length"),
+        click.option("--precision", help="auto | fp32 | tf32 | bf16 | fp16 | fp8"),
+        click.option("--model-family", "model_family", help="conv | transformer | mixed"),
+        click.option("--distributed", help="none | ddp | fsdp"),
+        click.option("--reproducible", "reproducibility", help="none | seeded | bitwise"),
+        click.option("--inference", is_flag=True, default=None, help="Inference rather than training."),
+    ]
+
+    def apply(func):
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply

@@ -118,7 +118,21 @@ class Use(BaseModel):
     how: str
 
 
-class LookAlike(BaseModel):
+class _FakeAdvice(BaseModel):
+    """What audit() says of a fake name (a fake look-alike, or an entry of ``fakes:``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    did_you_mean: Optional[str] = None
+    """A fake's real statement, as audit() offers it; ``{value}`` is the assigned value."""
+    by_value: Optional[dict[bool, str]] = None
+    """A did_you_mean per assigned True/False, used first."""
+    note: Optional[str] = None
+    """One line of context audit() shows with the finding (lint, where there is no advice)."""
+    category: Optional[str] = None
+    """The category of audit()'s finding (default performance)."""
+
+
+class LookAlike(_FakeAdvice):
     """A name people use for the same thing: the legacy or new API of it (read by the probe:
     an ``observed`` entry), an alias, or a fake that torch silently accepts and ignores."""
 
@@ -137,25 +151,12 @@ class LookAlike(BaseModel):
     rewrite: Optional[dict[str, str]] = None
     """A deprecated callable's safe rewrite: ``call`` (the new dotted name) with ``prepend``
     (an argument written first) or ``append`` (a keyword written last)."""
-    did_you_mean: Optional[str] = None
-    """A fake's real statement, as audit() offers it; ``{value}`` is the assigned value."""
-    by_value: Optional[dict[bool, str]] = None
-    """A did_you_mean per assigned True/False, used first."""
-    note: Optional[str] = None
-    """One line of context audit() shows with the finding (lint, where there is no advice)."""
-    category: Optional[str] = None
-    """The category of audit()'s finding (default performance)."""
     references: list[str] = []
 
 
-class FakeName(BaseModel):
+class FakeName(_FakeAdvice):
     """A name under torch.backends that looks like a setting but belongs to no entry."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    did_you_mean: Optional[str] = None
-    by_value: Optional[dict[bool, str]] = None
-    note: Optional[str] = None
-    category: Optional[str] = None
     advice: Optional[str] = None
     references: list[str] = Field(min_length=1)
 

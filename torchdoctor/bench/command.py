@@ -6,16 +6,11 @@ import sys
 
 import click
 
+from torchdoctor.cli_io import workload_options
+
 
 @click.command("bench", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--task", help="Task preset (as `recommend`; rules/tasks.yaml).")
-@click.option("--workload", "workload_file", type=str, metavar="FILE", help="Workload YAML file (as `recommend`).")
-@click.option("--input", "input_shapes", help="fixed | multiscale | variable-length")
-@click.option("--precision", help="auto | fp32 | tf32 | bf16 | fp16 | fp8")
-@click.option("--model-family", "model_family", help="conv | transformer | mixed")
-@click.option("--distributed", help="none | ddp | fsdp")
-@click.option("--reproducible", "reproducibility", help="none | seeded | bitwise")
-@click.option("--inference", is_flag=True, default=None, help="Inference rather than training.")
+@workload_options("as `recommend`")
 @click.option("--budget", type=click.FloatRange(min=10, max=86400), default=None,
               help="Seconds of measuring to aim for (default in rules/bench.yaml: 140).")
 @click.option("--exhaustive", is_flag=True, help="Also measure the full grid of knob options.")
