@@ -10,6 +10,20 @@ DATA = TESTS / "data"
 REPO = TESTS.parent
 
 
+def _restore_ctrl_c() -> None:
+    """A suite started as a background job (`.ci/run &` from a script) inherits SIGINT
+    ignored, and so would every torchdoctor it starts: the Ctrl-C tests would then test the
+    shell, not torchdoctor (a user's Ctrl-C reaches a process whose SIGINT is the default).
+    A handler, unlike an ignore, is reset to the default in the children at exec."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_restore_ctrl_c()
+
+
 def _torch_importable() -> bool:
     return importlib.util.find_spec("torch") is not None
 
