@@ -31,9 +31,6 @@ from typing import Any, Optional
 from torchdoctor.lint.guards import NEUTRAL, decide, truth
 
 ROOTS = ("torch", "os")
-TORCH_IMPORTERS = ("torch", "torchvision", "torchaudio", "torchtext", "lightning",
-                   "pytorch_lightning", "timm")
-"""Importing any of these imports torch."""
 GUARD_EXC = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException",
              "RuntimeError", "TypeError", "AssertionError"}
 _VERSIONISH = re.compile(r"(?i)version|greater|less_than|older|newer|at_least|_ge_?\d|_lt_?\d|"
@@ -75,8 +72,9 @@ class EnvSet:
 class Model:
     uses: list = field(default_factory=list)
     env_sets: list = field(default_factory=list)
-    torch_imports: list = field(default_factory=list)
-    """(scope, order) of every import that imports torch."""
+    imports: list = field(default_factory=list)
+    """(top-level package, scope, order, path) of every absolute import (which of them import
+    torch is the rules' knowledge: env-set-after-torch-reads-it's ``torch_importers``)."""
     strings: set = field(default_factory=set)
     """Every string constant of the module (cheap "is X mentioned anywhere")."""
     functions: set = field(default_factory=set)
@@ -353,13 +351,11 @@ class Analyzer(ast.NodeVisitor):
     # -- statements --------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
-            if a.name.split(".")[0] in TORCH_IMPORTERS:
-                self.model.torch_imports.append((self._scope(), self._tick(), self.path))
+            self.model.imports.append((a.name.split(".")[0], self._scope(), self._tick(), self.path))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level == 0 and node.module:
-            if node.module.split(".")[0] in TORCH_IMPORTERS:
-                self.model.torch_imports.append((self._scope(), self._tick(), self.path))
+            self.model.imports.append((node.module.split(".")[0], self._scope(), self._tick(), self.path))
             if node.module.split(".")[0] == "torch":
                 for a in node.names:
                     if a.name != "*":

@@ -347,7 +347,8 @@ def deterministic_without_workspace(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
 def env_after_read(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
     """``os.environ[X] = ...`` after the point where torch reads X (the registry's takes_effect)."""
     inits = rule.params.get("moments") or {}
-    events: dict = {"torch-import": [(s, o, p) for s, o, p in ctx.model.torch_imports]}
+    importers = set(rule.params.get("torch_importers") or ("torch",))
+    events: dict = {"torch-import": [(s, o, p) for pkg, s, o, p in ctx.model.imports if pkg in importers]}
     for moment, names in inits.items():
         events[moment] = [(u.scope, u.order, u.path) for u in ctx.model.uses
                           if u.ctx == "call" and (u.name in names or
