@@ -90,7 +90,7 @@ def load_bench_data(path: Optional[Path] = None) -> BenchData:
 
     p = Path(path) if path else default_rules_dir() / "bench.yaml"
     try:
-        raw = yamlio.safe_load(p.read_text(encoding="utf-8"))
+        raw = yamlio.safe_load(yamlio.read_text(p, UserError, what="bench data file"))
         data = BenchData.model_validate(raw)
     except (OSError, ValueError) as exc:
         raise UserError(f"{p}: {str(exc).splitlines()[0][:300]}") from None
