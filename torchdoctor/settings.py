@@ -132,6 +132,35 @@ class _FakeAdvice(BaseModel):
     """The category of audit()'s finding (default performance)."""
 
 
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class Rewrite(BaseModel):
+    """A deprecated callable's safe rewrite (``torchdoctor lint --fix``): ``call`` the new dotted
+    name, with ``prepend`` (an argument written first) or ``append`` (a keyword written last).
+    ``params`` are the positional parameters of the old callable (``keywords`` its keyword-only
+    ones) and ``new_params`` those of the new one (``new_keywords`` its keyword-only ones), from the torch sources of every
+    release the rewrite is offered for: positional arguments are mapped by name, and a call
+    they cannot be mapped for gets no fix."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    call: str = Field(pattern=r"^torch(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+    prepend: Optional[str] = Field(default=None, pattern=r"^\"[a-z]+\"$")
+    append: Optional[str] = Field(default=None, pattern=r"^[a-z_]+=\"[a-z]+\"$")
+    params: list[str] = Field(default=[], max_length=16)
+    keywords: list[str] = Field(default=[], max_length=16)
+    new_params: list[str] = Field(default=[], max_length=16)
+    new_keywords: list[str] = Field(default=[], max_length=16)
+
+    @field_validator("params", "keywords", "new_params", "new_keywords")
+    @classmethod
+    def _idents(cls, value: list) -> list:
+        for name in value:
+            if not re.match(_IDENT, name):
+                raise ValueError(f"{clip(name, 40)!r} is not a parameter name")
+        return value
+
+
 class LookAlike(_FakeAdvice):
     """A name people use for the same thing: the legacy or new API of it (read by the probe:
     an ``observed`` entry), an alias, or a fake that torch silently accepts and ignores."""
@@ -148,9 +177,8 @@ class LookAlike(_FakeAdvice):
     """The first release that no longer warns (exclusive), when torch took the notice back."""
     advice: Optional[str] = None
     """What to write instead, in words or code (lint and audit show it)."""
-    rewrite: Optional[dict[str, str]] = None
-    """A deprecated callable's safe rewrite: ``call`` (the new dotted name) with ``prepend``
-    (an argument written first) or ``append`` (a keyword written last)."""
+    rewrite: Optional[Rewrite] = None
+    """A deprecated callable's safe rewrite (:class:`Rewrite`)."""
     references: list[str] = []
 
 

@@ -57,6 +57,9 @@ class Use:
     rooted: bool = False
     """The expression is an Attribute chain on a name bound to the root module itself
     (``torch.x.y`` / ``th.x.y``), so it can be rewritten in place."""
+    stmt: Optional[ast.AST] = None
+    """store: the assignment statement (a fix of ``X = v`` must know whether ``X`` is its only
+    target: ``a = X = v`` is a chained assignment)."""
 
 
 @dataclass
@@ -84,6 +87,9 @@ class Model:
     (``subprocess.run``, ``mp.spawn``)."""
     cuda_calls: list = field(default_factory=list)
     """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
+    decorators: set = field(default_factory=set)
+    """id() of every decorator expression (``@torch.cuda.amp.custom_fwd`` may be rewritten to a
+    call; the same name as a value may not)."""
 
 
 AMBIGUOUS = "<ambiguous>"
@@ -215,10 +221,11 @@ class Analyzer(ast.NodeVisitor):
         self.order += 1
         return self.order
 
-    def _use(self, name: str, node: ast.AST, ctx: str, value: Optional[ast.AST] = None) -> None:
+    def _use(self, name: str, node: ast.AST, ctx: str, value: Optional[ast.AST] = None,
+             stmt: Optional[ast.AST] = None) -> None:
         guarded = self.guard > 0 or (self.soft > 0 and self.presence(name) is not True)
         self.model.uses.append(Use(name, node, ctx, guarded, self._scope(), self._tick(),
-                                   self.path, value, self._rooted(node)))
+                                   self.path, value, self._rooted(node), stmt))
 
     # -- scopes ------------------------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> None:
@@ -228,6 +235,7 @@ class Analyzer(ast.NodeVisitor):
     def _function(self, node: Any) -> None:
         self.model.functions.add(node.name)
         for d in node.decorator_list:
+            self.model.decorators.add(id(d))
             self.visit(d)
         self.visit(node.args)
         if getattr(node, "returns", None):
@@ -364,18 +372,18 @@ class Analyzer(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for t in node.targets:
-            self._store(t, node.value)
+            self._store(t, node.value, node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
-            self._store(node.target, node.value)
+            self._store(node.target, node.value, node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
-        self._store(node.target, node.value)
+        self._store(node.target, node.value, node)
 
-    def _store(self, target: ast.AST, value: ast.AST) -> None:
+    def _store(self, target: ast.AST, value: ast.AST, stmt: Optional[ast.AST] = None) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._store(elt, None)
@@ -384,7 +392,7 @@ class Analyzer(ast.NodeVisitor):
             dotted = self.resolve(target)
             self.visit(target.value)
             if dotted:
-                self._use(dotted, target, "store", value)
+                self._use(dotted, target, "store", value, stmt)
             return
         if isinstance(target, ast.Subscript):
             env = self.resolve(target.value)

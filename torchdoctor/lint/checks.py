@@ -8,8 +8,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+from torchdoctor.lint import fixcheck
 from torchdoctor.lint.analyze import Model, exclusive
 from torchdoctor.lint.knowledge import Knowledge, LintRule
+from torchdoctor.lint.lines import split as split_lines
 from torchdoctor.lint.versions import in_range
 
 BACKENDS = "torch.backends."
@@ -35,6 +37,9 @@ class Hit:
     safe: bool = True
     fix_title: str = ""
     version_dependent: bool = False
+    expect: list = field(default_factory=list)
+    """What the edits mean: ``(old node, new node)`` pairs (lint.fixcheck); edits without them
+    are never offered."""
 
 
 @dataclass
@@ -141,7 +146,7 @@ def _span_of_attr(node: ast.Attribute, source_lines: list) -> Optional[tuple]:
 
 def unknown_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
     """A name under torch.backends that the target torch does not have (or not yet)."""
-    lines = ctx.source.splitlines()
+    lines = split_lines(ctx.source)
     know = ctx.know
     for use in ctx.model.uses:
         if use.guarded or not use.name.startswith(BACKENDS) or use.ctx == "del":
@@ -188,6 +193,7 @@ def unknown_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
             span = _span_of_attr(use.node, lines) if isinstance(use.node, ast.Attribute) else None
             if span:
                 hit.edits = [Edit(None, typo, (span[0], span[1]), (span[0], span[2]))]
+                hit.expect = [(use.node, ast.Attribute(value=use.node.value, attr=typo, ctx=use.node.ctx))]
                 hit.fix_title = f"rename to {typo}"
         else:
             adv = advice_for(use.name, know)
@@ -216,15 +222,23 @@ def replaced_object(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
                     kind, f"replaces the {kind} with a plain value")
         hit = Hit(use.node, {"name": use.name, "detail": what, "advice": ""})
         stmt_value = use.value
-        if use.name in call_fix and use.rooted and stmt_value is not None:
+        if use.name in call_fix:
             hit.fields["advice"] = "Call it instead"
-            hit.edits = [_call_edit(use.node, stmt_value, ctx.source)]
-            hit.fix_title = "call it with the value"
+            if use.rooted and stmt_value is not None and _sole_target(use):
+                # `X = v` -> `X(v)`; never `a = X = v` (a would become None) or `X = a = v`
+                edit = _call_edit(use.node, stmt_value, ctx.source)
+                if edit is not None:
+                    hit.edits = [edit]
+                    hit.expect = [(use.stmt, ast.Expr(value=ast.Call(
+                        func=fixcheck.load(use.node), args=[stmt_value], keywords=[])))]
+                    hit.fix_title = "call it with the value"
         elif use.name in attr_fix:
             hit.fields["advice"] = f"Set its .{attr_fix[use.name]} instead"
             if isinstance(use.node, ast.Attribute):
                 hit.edits = [Edit(None, f".{attr_fix[use.name]}", (use.node.end_lineno, use.node.end_col_offset),
                                   (use.node.end_lineno, use.node.end_col_offset))]
+                hit.expect = [(use.node, ast.Attribute(value=fixcheck.load(use.node), attr=attr_fix[use.name],
+                                                       ctx=use.node.ctx))]
                 hit.safe = False
                 hit.fix_title = f"assign to .{attr_fix[use.name]}"
         else:
@@ -234,10 +248,18 @@ def replaced_object(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
         yield hit
 
 
-def _call_edit(target: ast.AST, value: ast.AST, source: str) -> Edit:
+def _sole_target(use: Any) -> bool:
+    """The store is the whole statement: ``X = v`` or ``X: T = v`` (not chained, not augmented)."""
+    stmt = use.stmt
+    if isinstance(stmt, ast.Assign):
+        return len(stmt.targets) == 1 and stmt.targets[0] is use.node
+    return isinstance(stmt, ast.AnnAssign) and stmt.target is use.node and stmt.value is use.value
+
+
+def _call_edit(target: ast.AST, value: ast.AST, source: str) -> Optional[Edit]:
     """``X = v`` -> ``X(v)``: replace the text from the end of the target to the end of the
-    value (the `` = ``) with ``(v)``."""
-    lines = source.splitlines(keepends=True)
+    value (the `` = ``) with ``(v)``; None where the text is not what the tree says."""
+    lines = split_lines(source, keepends=True)
     between = _segment(lines, (target.end_lineno, target.end_col_offset), (value.lineno, value.col_offset))
     opened = between.count("(")  # a parenthesised value: its closing parentheses follow it
     end_line, end_col = value.end_lineno, value.end_col_offset
@@ -251,8 +273,10 @@ def _call_edit(target: ast.AST, value: ast.AST, source: str) -> Edit:
         elif not stripped and end_line < len(lines):
             end_line, end_col = end_line + 1, 0
         else:
-            return Edit(None, "", (target.end_lineno, target.end_col_offset), (target.end_lineno, target.end_col_offset))
-    eq = between.index("=") + 1 if "=" in between else 0
+            return None
+    if "=" not in between:
+        return None
+    eq = between.rindex("=") + 1
     text = between[eq:].lstrip() + _segment(lines, (value.lineno, value.col_offset), (end_line, end_col))
     return Edit(None, f"({text})", (target.end_lineno, target.end_col_offset), (end_line, end_col))
 
@@ -403,7 +427,7 @@ def tf32_api_mix(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
 
 
 def deprecated_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
-    lines = ctx.source.splitlines(keepends=True)
+    lines = split_lines(ctx.source, keepends=True)
     for use in ctx.model.uses:
         if use.guarded or use.ctx == "import":
             continue
@@ -421,42 +445,75 @@ def deprecated_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
                   version_dependent=True)
         rw = entry.get("rewrite")
         if rw and use.rooted and isinstance(use.node, ast.Attribute):
-            hit.edits = _rewrite(use, rw, lines)
-            hit.fix_title = f"use {rw['call']}"
+            planned = _rewrite(use, rw, lines, id(use.node) in ctx.model.decorators)
+            if planned is not None:
+                hit.edits, hit.expect = planned
+                hit.fix_title = f"use {rw['call']}"
         yield hit
 
 
-def _rewrite(use: Any, rw: dict, lines: list) -> list:
+def _rewrite(use: Any, rw: dict, lines: list, decorator: bool) -> Optional[tuple]:
+    """(edits, expect) that call ``rw['call']`` instead of the deprecated callable, or None.
+
+    Positional arguments are mapped by the two real signatures (``params`` of the old callable,
+    ``new_params`` of the new one, ``new_keywords`` its keyword-only names; rules/settings.yaml):
+    an argument stays positional only where it lands on the parameter of the same name, and
+    every one from the first that would not becomes ``name=value``. Without the signatures, a
+    ``*args``/unknown keyword, or more arguments than the old callable takes: no fix."""
     node = use.node
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value
     new_func = root.id + rw["call"][len("torch"):]
-    edits = [Edit(node, new_func)]
+    func_ast = fixcheck.expression(new_func)
+    if func_ast is None:
+        return None
     call = use.value if use.ctx == "call" else None
+    extra_kw = fixcheck.keyword(rw["append"]) if rw.get("append") else None
+    if rw.get("append") and extra_kw is None:
+        return None
     if call is None:
-        if rw.get("append"):  # a bare decorator: @torch.cuda.amp.custom_fwd
-            edits = [Edit(node, f"{new_func}({rw['append']})")]
-            return edits
-        return []
+        if extra_kw is None or not decorator:
+            return None  # a bare decorator: @torch.cuda.amp.custom_fwd -> @torch.amp.custom_fwd(device_type=...)
+        return ([Edit(node, f"{new_func}({rw['append']})")],
+                [(node, ast.Call(func=func_ast, args=[], keywords=[extra_kw]))])
+    first = fixcheck.expression(rw["prepend"]) if rw.get("prepend") else None
+    if rw.get("prepend") and first is None:
+        return None
+    params, new_params = list(rw.get("params") or []), list(rw.get("new_params") or [])
+    accepted = (set(new_params) | set(rw.get("new_keywords") or [])) & (set(params) | set(rw.get("keywords") or []))
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(params):
+        return None
+    if any(k.arg is not None and k.arg not in accepted for k in call.keywords):
+        return None  # a keyword one of the two callables does not take: the call is not the same
+    if extra_kw is not None and any(k.arg == extra_kw.arg for k in call.keywords):
+        return None
+    shift = 1 if first is not None else 0
+    keep = 0
+    while keep < len(call.args) and keep + shift < len(new_params) and new_params[keep + shift] == params[keep]:
+        keep += 1
+    moved = [ast.keyword(arg=params[i], value=a) for i, a in enumerate(call.args) if i >= keep]
+    edits = [Edit(node, new_func)]
+    for i, a in enumerate(call.args[keep:], keep):
+        edits.append(Edit(None, f"{params[i]}=", (a.lineno, a.col_offset), (a.lineno, a.col_offset)))
     end = (node.end_lineno, node.end_col_offset)
     has_args = bool(call.args or call.keywords)
-    if rw.get("prepend"):
-        # after the "(" that follows the function expression
-        line = lines[end[0] - 1].encode("utf-8")
+    if first is not None:
+        line = lines[end[0] - 1].encode("utf-8")  # after the "(" that follows the function expression
         idx = line.find(b"(", end[1])
-        if idx < 0:
-            return []
-        text = rw["prepend"] + (", " if has_args else "")
-        edits.append(Edit(None, text, (end[0], idx + 1), (end[0], idx + 1)))
-    elif rw.get("append"):
+        if idx < 0 or line[end[1]:idx].strip():
+            return None
+        edits.append(Edit(None, rw["prepend"] + (", " if has_args else ""), (end[0], idx + 1), (end[0], idx + 1)))
+    if extra_kw is not None:
         close = (call.end_lineno, call.end_col_offset - 1)
         text = (", " if has_args else "") + rw["append"]
         last = lines[close[0] - 1].encode("utf-8")[:close[1]].rstrip()
         if has_args and last.endswith(b","):
             text = " " + rw["append"]
         edits.append(Edit(None, text, close, close))
-    return edits
+    new_call = ast.Call(func=func_ast, args=([first] if first is not None else []) + call.args[:keep],
+                        keywords=moved + list(call.keywords) + ([extra_kw] if extra_kw is not None else []))
+    return edits, [(call, new_call)]
 
 
 def repeats_default(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:

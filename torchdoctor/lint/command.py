@@ -9,11 +9,16 @@ import os
 import sys
 from typing import Optional
 
-from torchdoctor.lint import engine, files, output
+from torchdoctor.lint import engine, files, output, writeback
+from torchdoctor.lint.lines import split as split_lines
 from torchdoctor.lint.knowledge import KINDS, Knowledge, load
 from torchdoctor.lint.versions import parse, target_torch
 
 CONFIG_KEYS = {"select", "ignore", "extend-select", "fail-on", "torch-version", "exclude", "format"}
+MAX_PATTERN = 1000
+"""The longest ``exclude`` pattern a config may hold."""
+MAX_VERSION = 64
+"""The longest ``torch-version`` a config (or ``--torch-version``) may give."""
 
 
 class UsageError(Exception):
@@ -34,21 +39,31 @@ def find_config(start: str) -> Optional[str]:
 
 
 def read_config(path: Optional[str]) -> dict:
+    """``[tool.torchdoctor.lint]`` of ``path``, every value checked here (a hostile or broken
+    pyproject.toml is one UsageError line, exit 2): the tables on the way are tables, lists are
+    lists of strings, ``format``/``fail-on`` name a choice, ``torch-version`` is a short
+    version, ``exclude`` patterns are not empty and hold no control characters."""
     if not path:
         return {}
     try:
         import tomllib  # type: ignore[import-not-found]
     except ImportError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef]
-    from torchdoctor.safeio import InputError, read_bounded
+    from torchdoctor.safeio import InputError, clip, read_bounded
 
     try:
         data = tomllib.loads(read_bounded(path, 1024 * 1024, what="config").decode("utf-8"))
+    except RecursionError:  # a 100k-deep array: tomllib recurses per level
+        raise UsageError(f"{path}: cannot read [tool.torchdoctor.lint]: nested too deeply") from None
     except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: cannot read [tool.torchdoctor.lint]: {str(exc)[:200]}") from None
-    section = data.get("tool", {}).get("torchdoctor", {}).get("lint", {})
-    if not isinstance(section, dict):
-        raise UsageError(f"{path}: [tool.torchdoctor.lint] must be a table")
+    section: object = data
+    for name in ("tool", "torchdoctor", "lint"):
+        section = section.get(name, {})  # type: ignore[union-attr]
+        if not isinstance(section, dict):
+            where = {"tool": "[tool]", "torchdoctor": "[tool.torchdoctor]"}.get(name, "[tool.torchdoctor.lint]")
+            raise UsageError(f"{path}: {where} must be a table, not {clip(section, 40)}")
+    assert isinstance(section, dict)
     unknown = set(section) - CONFIG_KEYS
     if unknown:
         raise UsageError(f"{path}: [tool.torchdoctor.lint]: unknown key(s) {', '.join(sorted(unknown))[:200]} "
@@ -56,6 +71,23 @@ def read_config(path: Optional[str]) -> dict:
     for key in ("select", "ignore", "extend-select", "exclude"):
         if key in section and not (isinstance(section[key], list) and all(isinstance(x, str) for x in section[key])):
             raise UsageError(f"{path}: [tool.torchdoctor.lint] {key} must be a list of strings")
+    for pattern in section.get("exclude") or []:
+        if not pattern.strip() or pattern.strip() == "!" or len(pattern) > MAX_PATTERN \
+                or any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in pattern):
+            raise UsageError(f"{path}: [tool.torchdoctor.lint] exclude: {clip(pattern)} is not a path "
+                             f"pattern (empty, a bare '!', a control character, or over {MAX_PATTERN} characters)")
+    from torchdoctor.lint.versions import parse
+
+    choices = {"format": output.FORMATS, "fail-on": ("error", "warning", "info", "never")}
+    for key, allowed in choices.items():
+        if key in section and section[key] not in allowed:  # a list, a number: not one of them
+            raise UsageError(f"{path}: [tool.torchdoctor.lint] {key} = {clip(section[key])} is not one of "
+                             f"{', '.join(allowed)}")
+    if "torch-version" in section:
+        tv = section["torch-version"]
+        if not isinstance(tv, str) or len(tv) > MAX_VERSION or parse(tv) is None:
+            raise UsageError(f"{path}: [tool.torchdoctor.lint] torch-version = {clip(tv)} is not a version "
+                             f"such as 2.4 (at most {MAX_VERSION} characters)")
     return section
 
 
@@ -108,6 +140,7 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
     sources: dict = {}
     diffs: list = []
     fixed_total = 0
+    not_written = 0
     for target in targets:
         try:
             srcs = files.read(target)
@@ -115,7 +148,6 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
             findings.append(engine.parse_error("<stdin>" if target == "-" else target, (1, 1, str(exc)), know, rules))
             continue
         srcs = [piece for src in srcs for piece in _cells_if_broken(src)]
-        new_texts = []
         for src in srcs:
             def lint(text: str, src=src) -> list:
                 out = engine.lint_source(text, src.path, know, rules, version, version_text)
@@ -124,36 +156,40 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
                         f.cell, f.line = src.locate(f.line)
                         _, f.end_line = src.locate(f.end_line)
                         f.fix = None  # notebooks are reported, not rewritten
-                        f.edits = []
+                        f.edits, f.expect = [], []
                 return out
 
             text = src.text
             if (fix or diff) and not src.cells:
                 new, n = engine.fix_source(text, lint, unsafe_fixes)
-                if n:
+                if n and diff:
                     fixed_total += n
-                    if diff:
-                        diffs.append("".join(difflib.unified_diff(
-                            text.splitlines(keepends=True), new.splitlines(keepends=True),
-                            f"a/{src.path}", f"b/{src.path}")))
+                    diffs.append("".join(difflib.unified_diff(
+                        split_lines(text, keepends=True), split_lines(new, keepends=True),
+                        f"a/{src.path}", f"b/{src.path}")))
+                elif n and target == "-":
+                    fixed_total += n
+                    text = new
+                elif n:
+                    try:
+                        writeback.write_fixed(target, text, new)
+                    except writeback.NotWritten as exc:
+                        not_written += 1
+                        err(f"torchdoctor lint: {_shown(target)}: not fixed: {exc}")
                     else:
+                        fixed_total += n
                         text = new
-                new_texts.append((src, new if n else None))
+                if fix and not diff and target == "-":
+                    write(text)  # stdin: the (fixed) source to stdout
             found = lint(text)
             if src.cells:
-                lines = text.splitlines()
+                lines = split_lines(text)
                 bounds = [f for f, _ in src.cells] + [len(lines) + 1]
                 for (first, number), end in zip(src.cells, bounds[1:]):
                     sources[(src.path, number)] = lines[first - 1:end - 1]
             else:
-                sources[(src.path, None)] = text.splitlines()
+                sources[(src.path, None)] = split_lines(text)
             findings.extend(found)
-        if fix and not diff:
-            for src, new in new_texts:
-                if target == "-":
-                    write(new if new is not None else src.text)  # stdin: the fixed source to stdout
-                elif new is not None:
-                    _write_atomic(target, new)
     if diff:
         write("".join(diffs))
         err(f"torchdoctor lint: {fixed_total} fix(es) would be applied")
@@ -166,9 +202,13 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
                    f"(target torch {version_text}: {origin})")
         if fix:
             summary += f", {fixed_total} fixed"
+            if not_written:
+                summary += f", {not_written} file(s) left unchanged (see above)"
         elif fixable:
             summary += f", {fixable} fixable with --fix"
         err(summary)
+    if not_written:
+        return 2  # a fix that could not be written is a tool error, whatever the findings
     if fail_on == "never":
         return 0
     rank = engine.SEVERITY_RANK[fail_on]
@@ -180,7 +220,7 @@ def _cells_if_broken(src: "files.Source") -> list:
     its own parse-error, and the other cells are linted joined as before."""
     if not src.cells or engine.parse_source(src.text, src.path)[0] is not None:
         return [src]
-    lines = src.text.splitlines(keepends=True)
+    lines = split_lines(src.text, keepends=True)
     bounds = [f for f, _ in src.cells] + [len(lines) + 1]
     good_text, good_cells, broken = [], [], []
     line = 1
@@ -196,25 +236,10 @@ def _cells_if_broken(src: "files.Source") -> list:
     return broken + good
 
 
-def _write_atomic(path: str, text: str) -> None:
-    import tempfile
+def _shown(path: str) -> str:
+    from torchdoctor.sanitize import one_line
 
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".torchdoctor-fix.", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        try:
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    return one_line(path)[:300]
 
 
 def main(**kw) -> None:

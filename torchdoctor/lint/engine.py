@@ -4,16 +4,24 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from torchdoctor.lint import fixcheck
 from torchdoctor.lint.analyze import analyze
 from torchdoctor.lint.checks import MECHANISMS, Ctx, Edit, Hit
 from torchdoctor.lint.knowledge import Knowledge, LintRule
+from torchdoctor.lint.lines import split as split_lines
+from torchdoctor.lint.lines import starts as line_starts
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-_IGNORE = re.compile(r"#\s*torchdoctor:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
+_IGNORE = re.compile(r"#\s*torchdoctor:\s*ignore(?![\w-])(\[[^\]\[]{0,400}\]?)?")
+"""``# torchdoctor: ignore`` (every rule) or ``# torchdoctor: ignore[ID, ...]`` (those rules);
+an unclosed or empty ``[`` is malformed and silences nothing."""
+_RULE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _FIELD = re.compile(r"\{(\w+)\}")
 MAX_FIX_PASSES = 4
 
@@ -36,6 +44,8 @@ class Finding:
     """The target torch version, for a finding that depends on it."""
     edits: list = field(default_factory=list, repr=False)
     """Byte-offset edits (internal, for --fix)."""
+    expect: list = field(default_factory=list, repr=False)
+    """What the edits mean, for fixcheck (internal)."""
 
     def as_dict(self) -> dict:
         out = {"path": self.path, "line": self.line, "col": self.col, "end_line": self.end_line,
@@ -63,9 +73,10 @@ def _char_col(lines: list, line: int, byte_col: int) -> int:
 
 
 def parse_source(source: str, path: str) -> tuple:
-    """(tree, None) or (None, (line, col, message)) for a file that does not parse."""
+    """(tree, None) or (None, (line, col, message)) for a file that does not parse. ``path`` is
+    not given to the parser (fixcheck.PARSE_NAME: no re-read of the file per SyntaxError)."""
     try:
-        return ast.parse(source, filename=path), None
+        return ast.parse(source, filename=fixcheck.PARSE_NAME), None
     except SyntaxError as exc:
         return None, (exc.lineno or 1, exc.offset or 1, f"{type(exc).__name__}: {exc.msg}")
     except (RecursionError, MemoryError):
@@ -77,7 +88,7 @@ def parse_source(source: str, path: str) -> tuple:
 def lint_source(source: str, path: str, know: Knowledge, rules: list, version: tuple,
                 version_text: str) -> list:
     """Every finding of ``rules`` in ``source``, sorted by position."""
-    lines = source.splitlines()
+    lines = split_lines(source)
     tree, error = parse_source(source, path)
     if tree is None:
         return [parse_error(path, error, know, rules)] if any(r.check == "parse-error" for r in rules) else []
@@ -87,6 +98,7 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
         return [parse_error(path, (1, 1, "nested too deeply to analyse"), know, rules)]
     ctx = Ctx(model, know, version, version_text, source)
     out = []
+    comments = _Comments(source)
     for rule in rules:
         mech = MECHANISMS.get(rule.check)
         if mech is None:
@@ -101,8 +113,10 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
             if key in seen:
                 continue
             seen.add(key)
+            if hit.edits and not _fix_holds(source, hit):
+                hit.edits, hit.expect = [], []  # offered only where it changes just its own nodes
             f = _finding(path, lines, rule, hit, version_text)
-            if not _suppressed(lines, f):
+            if not _suppressed(comments, f):
                 out.append(f)
     out.sort(key=lambda f: (f.line, f.col, f.id))
     return out
@@ -126,7 +140,8 @@ def _finding(path: str, lines: list, rule: LintRule, hit: Hit, version_text: str
                "edits": [_edit_dict(e, lines) for e in hit.edits]}
     return Finding(path, line, col, end_line, end_col, rule.id, rule.kind, rule.all_tags, rule.severity,
                    _format(rule.message, hit.fields), fix,
-                   torch_version=version_text if hit.version_dependent else None, edits=hit.edits)
+                   torch_version=version_text if hit.version_dependent else None, edits=hit.edits,
+                   expect=hit.expect)
 
 
 def _bounds(e: Edit) -> tuple:
@@ -141,53 +156,126 @@ def _edit_dict(e: Edit, lines: list) -> dict:
             "content": e.content}
 
 
-def _suppressed(lines: list, f: Finding) -> bool:
+class _Comments:
+    """The ``# torchdoctor: ignore`` comments of a source, from its real comment tokens (a
+    string that holds the words silences nothing), read once on first use."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._by_line: Optional[dict] = None
+
+    def on(self, line: int) -> Optional[str]:
+        if self._by_line is None:
+            self._by_line = {}
+            if "torchdoctor" in self.source:
+                try:
+                    for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
+                        if tok.type == tokenize.COMMENT and "torchdoctor" in tok.string:
+                            self._by_line[tok.start[0]] = tok.string
+                except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError):
+                    pass  # the source parsed; a tokenizer that disagrees silences nothing
+        return self._by_line.get(line)
+
+
+def ignored_ids(comment: str) -> Optional[set]:
+    """None: the comment silences nothing; an empty set: every rule; else those rule ids."""
+    m = _IGNORE.search(comment)
+    if m is None:
+        return None
+    if m.group(1) is None:
+        return set()
+    inner = m.group(1)
+    if not inner.endswith("]"):
+        return None  # an unclosed [ is malformed, not "ignore everything"
+    ids = {x.strip() for x in inner[1:-1].split(",")}
+    ids.discard("")
+    if not ids or not all(_RULE_ID.match(x) for x in ids):
+        return None
+    return ids
+
+
+def _suppressed(comments: "_Comments", f: Finding) -> bool:
     for ln in {f.line, f.end_line}:
-        if 1 <= ln <= len(lines) and "torchdoctor" in lines[ln - 1]:
-            m = _IGNORE.search(lines[ln - 1])
-            if m and (m.group(1) is None or f.id in {x.strip() for x in m.group(1).split(",")}):
-                return True
+        comment = comments.on(ln)
+        if comment is None:
+            continue
+        ids = ignored_ids(comment)
+        if ids is not None and (not ids or f.id in ids):
+            return True
     return False
 
 
 # -- fixes --------------------------------------------------------------------------------
 
+def _spans(source_lines: list, edits: list) -> Optional[list]:
+    """(start byte, end byte, content) of each edit; None for a position outside the text."""
+    starts = line_starts(source_lines)
+    out = []
+    for e in edits:
+        pos = []
+        for line, col in _bounds(e):
+            if not 1 <= line <= len(source_lines) or not 0 <= col <= starts[line] - starts[line - 1]:
+                return None
+            pos.append(starts[line - 1] + col)
+        if pos[1] < pos[0]:
+            return None
+        out.append((pos[0], pos[1], e.content))
+    return out
+
+
+def _splice(data: bytes, spans: list) -> Optional[str]:
+    for s, e, content in sorted(spans, key=lambda t: (t[0], t[1]), reverse=True):
+        data = data[:s] + content.encode("utf-8") + data[e:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # an edit inside a character
+
+
+def _fix_holds(source: str, hit: Hit) -> bool:
+    """The hit's edits, alone, turn ``source`` into exactly what its ``expect`` says."""
+    if not hit.expect:
+        return False
+    spans = _spans(split_lines(source, keepends=True), hit.edits)
+    new = _splice(source.encode("utf-8"), spans) if spans is not None else None
+    return new is not None and fixcheck.verify(source, new, hit.expect)
+
+
 def apply_edits(source: str, findings: list, unsafe: bool) -> tuple:
-    """(new source, number of findings fixed): non-overlapping edits applied from the end."""
-    lines = source.splitlines(keepends=True)
-    starts = [0]
-    for ln in lines:
-        starts.append(starts[-1] + len(ln.encode("utf-8")))
-    data = source.encode("utf-8")
-
-    def offset(pos: tuple) -> int:
-        line, col = pos
-        return starts[line - 1] + col
-
+    """(new source, the findings fixed): the non-overlapping fixes applied from the end, and the
+    result checked (fixcheck) to be the original with exactly their intended nodes replaced;
+    where the combination is not, nothing is applied."""
+    lines = split_lines(source, keepends=True)
     chosen, taken = [], []
     for f in findings:
-        if not f.edits or (f.fix["applicability"] != "safe" and not unsafe):
+        if not f.edits or not f.expect or (f.fix["applicability"] != "safe" and not unsafe):
             continue
-        spans = [(offset(a), offset(b), e.content) for e in f.edits for a, b in [_bounds(e)]]
+        spans = _spans(lines, f.edits)
+        if spans is None:
+            continue
         if any(not (e <= s0 or s >= e0) or (s == e == s0 == e0) for s, e, _ in spans for s0, e0 in taken):
             continue
         taken += [(s, e) for s, e, _ in spans]
-        chosen.append(spans)
-    edits = sorted((s for spans in chosen for s in spans), key=lambda t: (t[0], t[1]), reverse=True)
-    for s, e, content in edits:
-        data = data[:s] + content.encode("utf-8") + data[e:]
-    return data.decode("utf-8"), len(chosen)
+        chosen.append((f, spans))
+    if not chosen:
+        return source, []
+    new = _splice(source.encode("utf-8"), [sp for _, spans in chosen for sp in spans])
+    if new is None or not fixcheck.verify(source, new, [p for f, _ in chosen for p in f.expect]):
+        return source, []
+    return new, [f for f, _ in chosen]
 
 
 def fix_source(source: str, lint: "callable", unsafe: bool) -> tuple:
-    """Apply fixes until none is left (at most a few passes); (new source, fixed count)."""
+    """Apply fixes until none is left (at most a few passes); (new source, fixed count). Every
+    pass is checked by fixcheck before it is kept: the fixed module's AST is the original's
+    outside the rewritten nodes, and those are the intended replacements."""
     total = 0
     for _ in range(MAX_FIX_PASSES):
         findings = lint(source)
-        new, n = apply_edits(source, findings, unsafe)
-        if n == 0 or new == source:
+        new, fixed = apply_edits(source, findings, unsafe)
+        if not fixed or new == source:
             break
         if parse_source(new, "<fix>")[0] is None:
-            break  # never write code that does not parse
-        source, total = new, total + n
+            break  # never write code that does not parse (fixcheck.verify implies it; kept as a floor)
+        source, total = new, total + len(fixed)
     return source, total
