@@ -430,3 +430,28 @@ def test_fix_property_over_real_scripts_with_generated_edge_cases(script, seed, 
     except SyntaxError:
         return
     _check_fix(code)
+
+
+# -- 8. a notebook of many broken cells is read once ----------------------------------------
+
+def test_a_notebook_of_broken_cells_is_read_once_not_once_per_cell(tmp_path):
+    """CPython re-reads the file named to ast.parse for each SyntaxError; lint must not name the
+    notebook, so the work is linear in its size (an audit hook counts the opens)."""
+    cells = [{"cell_type": "code", "source": [f"def broken_{i}(:\n"], "metadata": {}, "outputs": [],
+              "execution_count": None} for i in range(40)]
+    nb = tmp_path / "broken.ipynb"
+    nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    probe = (
+        "import sys\n"
+        "opens = []\n"
+        "sys.addaudithook(lambda ev, args: opens.append(args[0]) if ev == 'open' and "
+        f"str(args[0]) == {str(nb)!r} else None)\n"
+        "from torchdoctor.lint import command\n"
+        f"code = command.run(({str(nb)!r},), 'concise', 'never', (), (), (), False, False, False, '2.13', "
+        "None, lambda t: None, lambda t: None)\n"
+        "print(len(opens), code)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TORCHDOCTOR_NO_CACHE="1")
+    r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    opens, code = r.stdout.split()
+    assert int(opens) <= 2, f"the notebook was opened {opens} times for 40 broken cells"
