@@ -494,16 +494,16 @@ def _rewrite(use: Any, rw: dict, lines: list, decorator: bool) -> Optional[tuple
         keep += 1
     moved = [ast.keyword(arg=params[i], value=a) for i, a in enumerate(call.args) if i >= keep]
     edits = [Edit(node, new_func)]
-    for i, a in enumerate(call.args[keep:], keep):
-        edits.append(Edit(None, f"{params[i]}=", (a.lineno, a.col_offset), (a.lineno, a.col_offset)))
     end = (node.end_lineno, node.end_col_offset)
     has_args = bool(call.args or call.keywords)
-    if first is not None:
+    if first is not None:  # before any `name=` at the same place: insertions land in list order
         line = lines[end[0] - 1].encode("utf-8")  # after the "(" that follows the function expression
         idx = line.find(b"(", end[1])
         if idx < 0 or line[end[1]:idx].strip():
             return None
         edits.append(Edit(None, rw["prepend"] + (", " if has_args else ""), (end[0], idx + 1), (end[0], idx + 1)))
+    for i, a in enumerate(call.args[keep:], keep):
+        edits.append(Edit(None, f"{params[i]}=", (a.lineno, a.col_offset), (a.lineno, a.col_offset)))
     if extra_kw is not None:
         close = (call.end_lineno, call.end_col_offset - 1)
         text = (", " if has_args else "") + rw["append"]

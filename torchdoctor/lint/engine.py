@@ -113,13 +113,41 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
             if key in seen:
                 continue
             seen.add(key)
-            if hit.edits and not _fix_holds(source, hit):
-                hit.edits, hit.expect = [], []  # offered only where it changes just its own nodes
             f = _finding(path, lines, rule, hit, version_text)
             if not _suppressed(comments, f):
                 out.append(f)
+    _keep_fixes_that_hold(source, tree, out)
     out.sort(key=lambda f: (f.line, f.col, f.id))
     return out
+
+
+def _keep_fixes_that_hold(source: str, tree: ast.AST, findings: list) -> None:
+    """A fix is offered only where its edits, alone, turn the source into the original tree with
+    exactly its intended nodes replaced (fixcheck). All fixes are checked together first (one
+    parse); only when that fails is each checked alone."""
+    fixable = [f for f in findings if f.edits]
+    if not fixable:
+        return
+    lines = split_lines(source, keepends=True)
+    data = source.encode("utf-8")
+
+    def holds(group: list) -> bool:
+        spans = [_spans(lines, f.edits) for f in group]
+        if any(sp is None for sp in spans) or not all(f.expect for f in group):
+            return False
+        taken: list = []
+        for sp in spans:
+            if _overlaps(sp, taken):
+                return False  # two fixes on one place: not a combination to judge
+            taken += [(a, b) for a, b, _ in sp]
+        new = _splice(data, [x for sp in spans for x in sp])
+        return new is not None and fixcheck.verify(source, new, [p for f in group for p in f.expect], tree)
+
+    if len(fixable) > 1 and holds(fixable):
+        return
+    for f in fixable:
+        if not holds([f]):
+            f.edits, f.expect, f.fix = [], [], None
 
 
 def parse_error(path: str, error: tuple, know: Knowledge, rules: Iterable) -> Finding:
@@ -223,22 +251,20 @@ def _spans(source_lines: list, edits: list) -> Optional[list]:
     return out
 
 
+def _overlaps(spans: list, taken: list) -> bool:
+    return any(not (e <= s0 or s >= e0) or (s == e == s0 == e0) for s, e, _ in spans for s0, e0 in taken)
+
+
 def _splice(data: bytes, spans: list) -> Optional[str]:
-    for s, e, content in sorted(spans, key=lambda t: (t[0], t[1]), reverse=True):
+    """``spans`` applied from the end; insertions at one place land in the order given."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], spans[i][1], i), reverse=True)
+    for i in order:
+        s, e, content = spans[i]
         data = data[:s] + content.encode("utf-8") + data[e:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None  # an edit inside a character
-
-
-def _fix_holds(source: str, hit: Hit) -> bool:
-    """The hit's edits, alone, turn ``source`` into exactly what its ``expect`` says."""
-    if not hit.expect:
-        return False
-    spans = _spans(split_lines(source, keepends=True), hit.edits)
-    new = _splice(source.encode("utf-8"), spans) if spans is not None else None
-    return new is not None and fixcheck.verify(source, new, hit.expect)
 
 
 def apply_edits(source: str, findings: list, unsafe: bool) -> tuple:
@@ -253,7 +279,7 @@ def apply_edits(source: str, findings: list, unsafe: bool) -> tuple:
         spans = _spans(lines, f.edits)
         if spans is None:
             continue
-        if any(not (e <= s0 or s >= e0) or (s == e == s0 == e0) for s, e, _ in spans for s0, e0 in taken):
+        if _overlaps(spans, taken):
             continue
         taken += [(s, e) for s, e, _ in spans]
         chosen.append((f, spans))

@@ -25,19 +25,6 @@ def key(node: ast.AST) -> Optional[tuple]:
     return (type(node).__name__, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
-class _Replace(ast.NodeTransformer):
-    def __init__(self, table: dict) -> None:
-        self.table = table
-        self.used: set = set()
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        k = key(node)
-        if k is not None and k in self.table:
-            self.used.add(k)
-            return self.table[k]
-        return self.generic_visit(node)
-
-
 def parse(source: str) -> Optional[ast.Module]:
     try:
         return ast.parse(source, filename=PARSE_NAME)
@@ -45,40 +32,50 @@ def parse(source: str) -> Optional[ast.Module]:
         return None
 
 
-def expected(old_source: str, pairs: list) -> Optional[str]:
-    """The dump of the module the fixes intend, or None when a pair names no node of it (or two
-    pairs name one node)."""
-    tree = parse(old_source)
-    if tree is None or not pairs:
-        return None
+def same(old: ast.AST, new: ast.AST, table: Optional[dict] = None, used: Optional[set] = None) -> bool:
+    """``new`` is the tree ``old`` with each node whose key is in ``table`` replaced by its value
+    (compared field by field, positions aside; iterative, so depth is no limit)."""
+    table = table or {}
+    stack = [(old, new, True)]
+    while stack:
+        a, b, may_replace = stack.pop()
+        if may_replace and isinstance(a, ast.AST):
+            k = key(a)
+            if k is not None and k in table:
+                if used is not None:
+                    used.add(k)
+                a, may_replace = table[k], False  # inside the intended node: no more replacing
+        if isinstance(a, ast.AST):
+            if type(a) is not type(b):
+                return False
+            for name in a._fields:
+                stack.append((getattr(a, name, None), getattr(b, name, None), may_replace))
+        elif isinstance(a, list):
+            if not isinstance(b, list) or len(a) != len(b):
+                return False
+            stack.extend((x, y, may_replace) for x, y in zip(a, b))
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
+
+
+def verify(old_source: str, new_source: str, pairs: list, old_tree: Optional[ast.AST] = None) -> bool:
+    """``new_source`` is ``old_source`` with exactly the intended replacements: every pair's old
+    node is found (and none inside another's), and everything else is equal."""
+    if not pairs:
+        return False
     table = {}
     for old, new in pairs:
         k = key(old)
         if k is None or k in table:
-            return None
+            return False
         table[k] = new
-    replacer = _Replace(table)
-    try:
-        tree = replacer.visit(tree)
-        if replacer.used != set(table):
-            return None  # a node the fix meant is not where it said (or inside another one)
-        return ast.dump(tree, include_attributes=False)
-    except RecursionError:
-        return None
-
-
-def verify(old_source: str, new_source: str, pairs: list) -> bool:
-    """``new_source`` is ``old_source`` with exactly the intended replacements."""
-    want = expected(old_source, pairs)
-    if want is None:
+    old_tree = old_tree if old_tree is not None else parse(old_source)
+    new_tree = parse(new_source)
+    if old_tree is None or new_tree is None:
         return False
-    tree = parse(new_source)
-    if tree is None:
-        return False
-    try:
-        return ast.dump(tree, include_attributes=False) == want
-    except RecursionError:
-        return False
+    used: set = set()
+    return same(old_tree, new_tree, table, used) and used == set(table)
 
 
 def expression(text: str) -> Optional[ast.expr]:
