@@ -232,8 +232,13 @@ def test_a_rank_that_cannot_import_torch_never_joins_and_says_why(broken_torch_o
 @pytest.mark.torch
 def test_a_rank_that_hangs_is_named_within_the_timeout(hung):
     assert hung.rc == 1, hung.err[-2000:]
-    report = hung.report
-    assert report["seconds"] <= HANG_TIMEOUT  # rank 0 reported within --timeout of its start
+    report = hung.report  # rank 0 reported (it was not killed by its backstop alarm) ...
+    # ... after waiting for rank 1 until its deadline, less what it keeps to build the report;
+    # a lower bound only: a busy machine makes the run slower, never faster
+    from torchdoctor.distributed.rank import reserve_s
+
+    assert report["seconds"] >= HANG_TIMEOUT - reserve_s(HANG_TIMEOUT)
+    assert report["job"]["timeout_s"] == HANG_TIMEOUT
     (missing,) = report["job"]["missing"]
     assert missing["rank"] == 1 and missing["stage"] == "no-facts"
     assert f"joined, then sent no facts within {HANG_TIMEOUT} s (hangs or died)" in missing["detail"]

@@ -111,7 +111,15 @@ def test_a_rule_message_cannot_run_a_command(capsys, tmp_path, facts_file, comma
     ],
     ids=["repeat-length", "repeat", "doubling-loop", "join", "nested-loops", "percent-width", "power", "ljust"],
 )
-def test_a_rule_message_cannot_exhaust_memory_or_time(capsys, tmp_path, facts_file, command, message, words):
+def test_a_rule_message_cannot_exhaust_memory_or_time(capsys, tmp_path, facts_file, command, message, words,
+                                                     monkeypatch):
+    """Each bomb is refused by its own budget, before it allocates, with one bounded line. The
+    wall-clock backstop (sandbox.MAX_SECONDS, 2 s) is lifted here: on a busy machine it could
+    fire first and hide which budget refused (or failed to refuse) the bomb; what is tested is
+    the behaviour, not how fast this machine renders."""
+    from torchdoctor import sandbox
+
+    monkeypatch.setattr(sandbox, "MAX_SECONDS", 3600.0)
     rules = pack(tmp_path, "size-bomb", message)
     line = one_line(*run(capsys, *COMMANDS[command](facts_file, rules)), *words)
     assert f"{rules / 'team' / 'size-bomb.yaml'}:7: rule size-bomb: message:" in line
