@@ -544,6 +544,16 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
     sys.exit(result.exit_code)
 
 
+def _short_version(value: Optional[str]) -> Optional[str]:
+    """lint's --torch-version is echoed in every message: at most 64 characters (a 5,000-digit
+    value is refused with one clipped line, exit 2)."""
+    if value is not None and len(value) > 64:
+        from torchdoctor.safeio import clip
+
+        raise click.BadParameter(f"{clip(value)}: not a version such as 2.4 (at most 64 characters)")
+    return value
+
+
 @cli.command("lint", context_settings=CONTEXT)
 @click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["full", "concise", "json", "sarif", "github"]))
@@ -554,7 +564,8 @@ def diff_cmd(left, right, show_all, fmt, output, no_redact, debug) -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of applying them.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
-@click.option("--torch-version", help="Target torch (default: the installed one, else the newest known).")
+@click.option("--torch-version", callback=lambda ctx, param, value: _short_version(value),
+              help="Target torch (default: the installed one, else the newest known).")
 @click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read [tool.torchdoctor.lint] from.")
 def lint_cmd(paths, **kw) -> None:
     """Find fake torch settings, replaced objects, pitfalls and deprecated APIs in PATH... (files,

@@ -37,7 +37,10 @@ def redact_messages(on: bool) -> None:
 
 def message(msg: str) -> str:
     """A message for stderr: redacted (secrets echoed from an input file stay out of CI
-    logs) and every line cut to MAX_MESSAGE_CHARS."""
+    logs), every line without terminal escapes, controls or bidi overrides (a file name or a
+    value it echoes is anyone's text) and cut to MAX_MESSAGE_CHARS."""
+    from torchdoctor.sanitize import one_line
+
     msg = str(msg)
     if len(msg) > 1 << 20:  # bound the redaction's (linear) work; only the ends are shown
         msg = msg[: 1 << 19] + "\n" + msg[-(1 << 19):]
@@ -45,7 +48,7 @@ def message(msg: str) -> str:
         from torchdoctor.redact import redact_text
 
         msg = redact_text(msg)
-    return "\n".join(_cut(line) for line in msg.split("\n"))
+    return "\n".join(_cut(one_line(line.replace("\t", " "))) for line in msg.split("\n"))
 
 
 def _cut(line: str) -> str:
@@ -325,6 +328,31 @@ def terminal_style(max_width: int) -> tuple[bool, int]:
     if columns >= 40:
         width = min(columns, max_width)
     return color, width
+
+
+class FiniteRange(click.ParamType):
+    """A finite number from ``lo`` to ``hi``: ``nan`` (which every comparison lets through, so
+    ``click.FloatRange`` accepts it), ``inf`` and ``-inf`` are refused with one line naming the
+    option and the clipped value, exit 2."""
+
+    name = "number"
+
+    def __init__(self, lo: float, hi: float, unit: str = ""):
+        self.lo, self.hi, self.unit = lo, hi, unit
+
+    def convert(self, value, param, ctx):
+        import math
+
+        from torchdoctor.safeio import clip
+
+        try:
+            number = value if isinstance(value, float) else float(str(value).strip())
+        except (ValueError, OverflowError):
+            number = math.nan
+        if not (math.isfinite(number) and self.lo <= number <= self.hi):
+            unit = f" {self.unit}" if self.unit else ""
+            self.fail(f"{clip(value)}: not a finite number{unit} from {self.lo:g} to {self.hi:g}", param, ctx)
+        return number
 
 
 def workload_options(what: str):

@@ -104,6 +104,14 @@ ASSIGNMENT = re.compile(
     r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s,;\"']+)",
     re.IGNORECASE,
 )
+# ... and the short lower-case keys of a connection string inside a value (``DATABASE=host=x
+# pw=secret``, ``dsn=... pass=hunter2``): a key of its own (not ``bypass=``), with ``=``
+INNER_SECRET = re.compile(r"(?P<name>(?<![A-Za-z0-9_])(?:pw|pwd|pass|passwd|password)\s*=\s*[\"']?)"
+                          r"(?P<value>[^\s,;&\"']+)", re.IGNORECASE)
+# credentials before a host without a scheme: ``user:password@host`` (psql, git, rsync, a DSN).
+# A token of its own (start of text, after a space, a quote, ``=`` or a bracket), both parts
+# bounded, so each start scans at most ~512 characters: linear.
+BARE_CREDENTIALS = re.compile(r"(?<![^\s\"'=(<\[,;])[^\s:@/\"'<>]{1,256}:[^\s@/\"'<>]{1,256}@(?=[A-Za-z0-9\[])")
 SECRET_NAME = re.compile(rf"(?:{_SECRET_WORDS})|_KEY$|(?:^|[^A-Za-z0-9])(?:PASS|PWD|PW)(?:[^A-Za-z0-9]|$)", re.I)
 """A field or variable name that says its value is a secret (TOKENIZERS_PARALLELISM is not)."""
 GPU_UUID = re.compile(r"\b(?P<kind>GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
@@ -299,6 +307,10 @@ def redact_text(text: str, key: str = "", path: Sequence[str] = ()) -> str:
     if "://" in out:
         out = URL_CREDENTIALS.sub(f"://{REDACTED}@", out)
     out = ASSIGNMENT.sub(lambda m: f"{m.group('name')}{REDACTED}", out)
+    if "=" in out:
+        out = INNER_SECRET.sub(lambda m: f"{m.group('name')}{REDACTED}", out)
+    if "@" in out:
+        out = BARE_CREDENTIALS.sub(f"{REDACTED}@", out)
     out = MIG_OLD.sub(f"MIG-GPU-{REDACTED}", out)
     out = GPU_UUID.sub(lambda m: f"{m.group('kind')}-{REDACTED}", out)
     out = BARE_UUID.sub(REDACTED, out)

@@ -20,7 +20,10 @@ in simpleeval as always. A cache entry can therefore hold nothing a rule file pa
 ``--rules`` could not already hold.
 
 Where: ``$TORCHDOCTOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/torchdoctor``, else
-``~/.cache/torchdoctor``. ``TORCHDOCTOR_NO_CACHE=1`` turns it off. Deleting the directory is
+``~/.cache/torchdoctor``. Only that last directory is ever created, and only inside a cache
+base that exists (the parent: ``$XDG_CACHE_HOME``, ``~/.cache``); with none (a ``HOME`` that
+does not exist, an ``XDG_CACHE_HOME`` naming a missing folder) torchdoctor runs without a
+cache. ``TORCHDOCTOR_NO_CACHE=1`` turns it off. Deleting the directory is
 always safe. Writes are atomic (``tempfile.mkstemp`` in the directory + ``os.replace``); a
 write that fails is skipped silently (the cache is only ever an optimisation).
 """
@@ -123,8 +126,15 @@ def _usable_dir(path: Path, create: bool) -> bool:
         if not create:
             return False
         try:
-            os.makedirs(path, mode=0o700, exist_ok=True)
+            # the last component only: a missing cache base (HOME=/nonexistent/x, an
+            # XDG_CACHE_HOME that does not exist) means no cache, never a directory tree made
+            os.mkdir(path, mode=0o700)
             st = os.lstat(path)
+        except FileExistsError:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                return False
         except OSError:
             return False
     except OSError:

@@ -45,10 +45,12 @@ MAX_INT_BITS = 63
 
 # CSI: ESC [ parameter bytes, intermediate bytes, one final byte (ECMA-48 5.4), bounded
 _CSI = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]")
-_BAD = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_BAD_KEY = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BAD = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_BAD_KEY = re.compile(rf"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 _TABLE: dict[int, Any] = {c: None for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
-                                            *range(0x80, 0xA0))}
+                                            *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
+                                            *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 _TABLE.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
 _KEY_TABLE = {**_TABLE, 0x09: None, 0x0A: None}
 _LONG_DIGITS = re.compile(rf"(?<!\d)\d{{{MAX_DIGITS + 1}}}")  # starts only where a run starts
@@ -58,8 +60,8 @@ _VERSION_PARENTS = {"versions"}
 
 
 def sanitize_text(text: str, *, key: bool = False) -> str:
-    """``text`` without lone surrogates (U+FFFD instead), CSI sequences and control
-    characters; tab and newline are kept unless ``key``."""
+    """``text`` without lone surrogates (U+FFFD instead), CSI sequences, control characters
+    and bidirectional controls; tab and newline are kept unless ``key``."""
     bad = _BAD_KEY if key else _BAD
     if bad.search(text) is None:
         return text

@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from torchdoctor.cli_io import workload_options
+from torchdoctor.cli_io import FiniteRange, workload_options
 
 
 @click.command("bench", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @workload_options("as `recommend`")
-@click.option("--budget", type=click.FloatRange(min=10, max=86400), default=None,
+@click.option("--budget", type=FiniteRange(10, 86400, "of seconds"), default=None,
               help="Seconds of measuring to aim for (default in rules/bench.yaml: 140).")
 @click.option("--exhaustive", is_flag=True, help="Also measure the full grid of knob options.")
 @click.option("--measured", type=str, metavar="FILE",

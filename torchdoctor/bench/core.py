@@ -53,6 +53,12 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
               argv: Optional[Sequence[str]] = None) -> BenchResult:
     data = data or load_bench_data()
     budget = float(budget_s if budget_s is not None else data.measure.budget_s)
+    import math
+
+    if not (math.isfinite(budget) and budget > 0):  # NaN would reach the JSON as NaN
+        from torchdoctor.errors import UserError
+
+        raise UserError(f"bench: budget {budget!r} is not a finite, positive number of seconds")
     gen: Generated = generate(plan, facts, workload, data=data, exhaustive=exhaustive, budget_s=budget)
     started = time.monotonic()
     load_before = _load()

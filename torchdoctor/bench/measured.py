@@ -12,6 +12,7 @@ value: fewer threads win there because of the other processes, not on their own 
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional
 
 from torchdoctor.bench.configs import BenchData, device_of, load_bench_data, workload_name
@@ -34,7 +35,12 @@ def load_result(path: str) -> BenchResult:
 
     try:
         raw = read_bounded(path, MAX_BENCH_BYTES, what="--measured")
-        result = BenchResult.model_validate_json(raw)
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise UserError(f"--measured {clip(path)}: not a `torchdoctor bench --format json` result "
+                            f"(invalid JSON: {clip(str(exc))})") from None
+        result = BenchResult.model_validate(_sanitized(data))
         _check(result, path)
         return result
     except InputError as exc:
@@ -44,6 +50,28 @@ def load_result(path: str) -> BenchResult:
         where = ".".join(str(x)[:40] for x in err["loc"]) or "(top level)"
         raise UserError(f"--measured {clip(path)}: not a `torchdoctor bench --format json` result "
                         f"({where}: {clip(err['msg'])})") from None
+
+
+def _sanitized(value: Any, depth: int = 0) -> Any:
+    """The JSON data with every string and key through :mod:`torchdoctor.sanitize` (labels and
+    ids are shown by recommend's renderers and cited in reasons): no escapes, controls or
+    bidi overrides, and keys on one line. Nesting deeper than any result is refused."""
+    from torchdoctor.sanitize import sanitize_text
+
+    if depth > 32:
+        raise UserError("--measured: nested deeper than a `torchdoctor bench --format json` result")
+    if isinstance(value, str):
+        return sanitize_text(value)
+    if isinstance(value, list):
+        return [_sanitized(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {sanitize_text(k, key=True): _sanitized(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """A label or id as a reason cites it: bounded (a cut is marked)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _check(result: BenchResult, path: str) -> None:
@@ -121,7 +149,7 @@ def apply_measured(report: Report, path: str, *, data: Optional[BenchData] = Non
             return report.model_copy(update={"settings": [
                 s.model_copy(update={"reason": f"{s.reason} {note}"}) if s.key in knob_keys else s
                 for s in report.settings]})
-    cite = (f"measured by torchdoctor bench ({clip(path)}): {best.config.label} "
+    cite = (f"measured by torchdoctor bench ({clip(path)}): {_shown(best.config.label)} "
             f"{best.median_s * 1e3:.1f} ms/step over {best.reps} reps (IQR {best.iqr_s * 1e3:.1f} ms)")
     if plan_m is not None and plan_m.config.id != best.config.id:
         cite += f", vs this plan's {plan_m.median_s * 1e3:.1f} ms"

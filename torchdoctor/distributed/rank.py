@@ -65,6 +65,8 @@ class Connectivity(threading.Thread):
         self.results: list[dict] = []
         self.bandwidth: list[dict] = []
         self.gathered: Optional[list] = None
+        self.refused: dict[int, str] = {}
+        """Ranks whose announced facts the gather refused (rank -> why)."""
         self.step = "gloo init_process_group"
         self.payload: Optional[str] = None
         self.facts_ready = threading.Event()
@@ -103,7 +105,9 @@ class Connectivity(threading.Thread):
         self.step = "gloo gather"
         started = time.monotonic()
         try:
-            self.gathered = gather_bytes(self.torch, (self.payload or "").encode("utf-8"), rank, world)
+            got = gather_bytes(self.torch, (self.payload or "").encode("utf-8"), rank, world)
+            if got is not None:
+                self.gathered, self.refused = got
             self._record("gloo", "gather", started)
         except Exception as exc:  # noqa: BLE001
             self._record("gloo", "gather", started, _first_line(exc))
@@ -163,23 +167,39 @@ class Connectivity(threading.Thread):
                 "step": self.step if self.is_alive() else None}
 
 
-def gather_bytes(torch: Any, data: bytes, rank: int, world: int) -> Optional[list]:
+MAX_FACTS_BYTES = 8 * 1024 * 1024
+"""The most bytes of facts rank 0 takes from one rank in the gather (a rank's facts are some
+tens of KiB; the report readers' own limit is 5 MiB)."""
+
+
+def gather_bytes(torch: Any, data: bytes, rank: int, world: int) -> Optional[tuple]:
     """Every rank's bytes on rank 0, over the default (gloo) group: the lengths with an
     all_gather, then one gather of padded uint8 tensors. (``gather_object`` pickles through
-    numpy in some builds; this needs torch alone.)"""
+    numpy in some builds; this needs torch alone.)
+
+    Every rank sees the same announced lengths and applies the same cap: a rank that announces
+    a length outside 0..MAX_FACTS_BYTES (hostile, or broken) sends nothing and is refused by
+    name, the others are gathered as usual, so no buffer is larger than MAX_FACTS_BYTES
+    whatever a rank announces. Returns ``(texts, refused)`` on rank 0 (``refused``: rank ->
+    why, its text empty), None elsewhere."""
     dist = torch.distributed
     length = torch.tensor([len(data)], dtype=torch.int64)
     lengths = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
     dist.all_gather(lengths, length)
-    size = max(int(n.item()) for n in lengths)
+    announced = [int(n.item()) for n in lengths]
+    kept = [n if 0 <= n <= MAX_FACTS_BYTES else 0 for n in announced]
+    size = max(kept, default=0)
     mine = torch.zeros(size, dtype=torch.uint8)
-    if data:
+    if data and kept[rank] == len(data):
         mine[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
     out = [torch.zeros(size, dtype=torch.uint8) for _ in range(world)] if rank == 0 else None
     dist.gather(mine, out, dst=0)
     if out is None:
         return None
-    return [bytes(t[: int(n.item())].tolist()).decode("utf-8", "replace") for t, n in zip(out, lengths)]
+    refused = {r: (f"announced {n} bytes of facts for the gather, outside 0 to {MAX_FACTS_BYTES}: "
+                   f"refused") for r, (n, k) in enumerate(zip(announced, kept)) if n != k}
+    texts = [bytes(t[:k].tolist()).decode("utf-8", "replace") for t, k in zip(out, kept)]
+    return texts, refused
 
 
 def _first_line(exc: BaseException) -> str:
@@ -325,6 +345,9 @@ class RankRun:
         conn.join(0.0 if self.stopped else max(0.0, until - time.monotonic()))
         if conn.gathered and not conn.is_alive():
             got["facts"].update({r: text for r, text in enumerate(conn.gathered) if text})
+            for r, why in conn.refused.items():
+                if r not in got["facts"]:
+                    got["status"][r] = f"failed: {why}"
         got["conn"][0] = conn.summary()
         got["stopped"] = self.stopped
         return got

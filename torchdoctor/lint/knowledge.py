@@ -122,12 +122,165 @@ def load(extra: tuple = ()) -> Knowledge:
     key = rulecache.make_key([(str(p), t.encode("utf-8")) for p, t in zip(paths, texts)])
     name = rulecache.entry_name("lint", [str(p) for p in paths])
     data = rulecache.load(name, key)
+    if data is not None and problem(data) is not None:
+        data = None  # an entry someone edited (or a bug wrote): compiled again, never used
     if data is None:
         raw = {str(p): yamlio.load_text(t, str(p), RuleFileError, aliases="scalars")
                for p, t in zip(paths, texts)}
         data = _compile(raw, [str(p) for p in paths])
+        found = problem(data)
+        if found is not None:
+            raise RuleFileError(f"lint knowledge: {found}")
         rulecache.store(name, key, data)
     return _knowledge(data)
+
+
+# -- the compiled data, checked on every load (a cache entry is re-validated like the rules
+#    entry of torchdoctor.rules: it can hold nothing the YAML files could not) -----------------
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,15}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+_TORCH_CALL = re.compile(r"torch(?:\.[A-Za-z_][A-Za-z0-9_]{0,99}){1,15}")
+_LITERAL_ARG = re.compile(r'(?:[A-Za-z_][A-Za-z0-9_]{0,39}=)?"[A-Za-z0-9_.:-]{0,40}"')
+"""What a rewrite may add to a call (``"cuda"``, ``device_type="cuda"``): a string literal,
+optionally as a keyword; ``--fix`` writes it into users' files."""
+NAME_KINDS = ("function", "import", "class", "flag", "module", "object", "constant", "readonly")
+_LOOK_ALIKE_FIELDS = {"relation", "advice", "since", "until", "deprecated", "deprecated_until",
+                      "rewrite", "references", "setting", "python"}
+_RULE_ENTRY = {"id": str, "kind": str, "check": str, "severity": str, "tags": list, "summary": str,
+               "why": str, "fix": str, "message": str, "references": list, "examples": dict,
+               "params": dict, "default": bool, "path": str}
+_TOP = {"rules": list, "names": dict, "introspected": str, "look_alikes": dict, "fake_notes": dict,
+        "env_when": dict, "env_until": dict, "tf32_legacy": list, "cublas_range": list,
+        "newest_torch": str, "present": dict}
+_PARAMS = {"call_fix": "dotted-list", "attr_fix": "dotted-ident", "functions": "str-list",
+           "calls": "str-list", "torch_importers": "str-list", "for_children": "str-list",
+           "benchmark": "str", "deterministic": "str", "function": "str", "since": "str",
+           "moments": "str-lists", "in_process": "str-lists", "defaults": "scalars",
+           "call_defaults": "scalars"}
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool, int, float))
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _param_ok(name: str, v: Any) -> bool:
+    shape = _PARAMS.get(name)
+    if shape == "dotted-list":
+        return _strs(v) and all(_DOTTED.fullmatch(x) for x in v)
+    if shape == "dotted-ident":
+        return isinstance(v, dict) and all(isinstance(k, str) and _DOTTED.fullmatch(k) and isinstance(x, str)
+                                           and _IDENT.fullmatch(x) for k, x in v.items())
+    if shape == "str-list":
+        return _strs(v)
+    if shape == "str":
+        return isinstance(v, str)
+    if shape == "str-lists":
+        return isinstance(v, dict) and all(isinstance(k, str) and _strs(x) for k, x in v.items())
+    if shape == "scalars":
+        return isinstance(v, dict) and all(isinstance(k, str) and _scalar(x) for k, x in v.items())
+    # a parameter no mechanism reads: plain data only
+    return _scalar(v) or (isinstance(v, list) and all(map(_scalar, v))) or (
+        isinstance(v, dict) and all(isinstance(k, str) and (_scalar(x) or _strs(x)) for k, x in v.items()))
+
+
+def _rule_problem(r: Any) -> Optional[str]:
+    if not isinstance(r, dict) or set(r) != set(_RULE_ENTRY):
+        return "a rule entry without exactly the fields of a lint rule"
+    for k, typ in _RULE_ENTRY.items():
+        if not isinstance(r[k], typ):
+            return f"rule field {k} is not a {typ.__name__}"
+    rid = r["id"]
+    if not _ID.match(rid) or r["kind"] not in KINDS or r["check"] not in CHECKS or r["severity"] not in SEVERITIES:
+        return f"rule {rid[:64]!r}: an id, kind, check or severity outside the vocabulary"
+    if not (_strs(r["tags"]) and _strs(r["references"])):
+        return f"rule {rid}: tags and references are lists of strings"
+    ex = r["examples"]
+    for group in ("fires", "ok"):
+        cases = ex.get(group) or []
+        if not isinstance(cases, list) or not all(isinstance(c, dict) and isinstance(c.get("code"), str)
+                                                  for c in cases):
+            return f"rule {rid}: examples.{group} are mappings with code"
+    if not ex.get("fires"):
+        return f"rule {rid}: no examples.fires"
+    for name, v in r["params"].items():
+        if not isinstance(name, str) or not _param_ok(name, v):
+            return f"rule {rid}: params.{str(name)[:40]} is not what its mechanism reads"
+    return None
+
+
+def _look_alike_problem(name: Any, e: Any) -> Optional[str]:
+    if not (isinstance(name, str) and _DOTTED.fullmatch(name)):
+        return "a look-alike that is not a dotted name"
+    if not isinstance(e, dict) or not set(e) <= _LOOK_ALIKE_FIELDS:
+        return f"look-alike {name}: not a mapping of its fields"
+    if not all(_scalar(e.get(k)) for k in _LOOK_ALIKE_FIELDS - {"rewrite", "references"}):
+        return f"look-alike {name}: a field that is not a scalar"
+    if not _strs(e.get("references", [])):
+        return f"look-alike {name}: references are strings"
+    rw = e.get("rewrite")
+    if rw is None:
+        return None
+    if not isinstance(rw, dict) or not (isinstance(rw.get("call"), str) and _TORCH_CALL.fullmatch(rw["call"])):
+        return f"look-alike {name}: a rewrite's call is a dotted torch name"
+    for k, v in rw.items():
+        if k in ("prepend", "append"):
+            if v is not None and not (isinstance(v, str) and _LITERAL_ARG.fullmatch(v)):
+                return f"look-alike {name}: a rewrite's {k} is a string literal argument"
+        elif k != "call" and not (_name_or_names(v)):
+            # parameter lists (params, new_params) and any later field: names, nothing else
+            return f"look-alike {name}: a rewrite's {str(k)[:40]} is a name or a list of names"
+    return None
+
+
+def _name_or_names(v: Any) -> bool:
+    if v is None or isinstance(v, bool):
+        return True
+    if isinstance(v, str):
+        return _DOTTED.fullmatch(v) is not None
+    return isinstance(v, list) and all(isinstance(x, str) and _DOTTED.fullmatch(x) for x in v)
+
+
+def problem(data: Any) -> Optional[str]:
+    """What is wrong with compiled lint knowledge (a fresh compile or a cache entry), or None:
+    every field has its type, every rule its vocabulary and parameters of the shapes the
+    mechanisms read, and everything ``--fix`` writes into a file (a renamed attribute, a
+    rewrite's call and arguments, an attribute fix) is a name or a plain literal."""
+    if not isinstance(data, dict) or set(data) != set(_TOP):
+        return "not the fields of compiled lint knowledge"
+    for k, typ in _TOP.items():
+        if not isinstance(data[k], typ):
+            return f"{k} is not a {typ.__name__}"
+    for r in data["rules"]:
+        found = _rule_problem(r)
+        if found:
+            return found
+    for name, info in data["names"].items():
+        if not (isinstance(name, str) and _DOTTED.fullmatch(name) and isinstance(info, dict)
+                and set(info) <= {"kind", "since"} and info.get("kind") in NAME_KINDS and _scalar(info.get("since"))):
+            return f"names: {str(name)[:80]!r} is not a torch.backends name with its kind"
+    for name, e in data["look_alikes"].items():
+        found = _look_alike_problem(name, e)
+        if found:
+            return found
+    for name, note in data["fake_notes"].items():
+        if not (isinstance(name, str) and isinstance(note, dict) and set(note) <= {"did_you_mean", "note"}
+                and all(_scalar(v) for v in note.values())):
+            return f"fake_notes: {str(name)[:80]!r} is not a note"
+    for table in ("env_when", "env_until"):
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in data[table].items()):
+            return f"{table} maps names to strings"
+    if not (_strs(data["tf32_legacy"]) and _strs(data["cublas_range"]) and len(data["cublas_range"]) == 2):
+        return "tf32_legacy and cublas_range are strings"
+    for name, known in data["present"].items():
+        if not (isinstance(name, str) and isinstance(known, list) and len(known) == 2
+                and isinstance(known[0], str) and isinstance(known[1], bool)):
+            return f"present: {str(name)[:80]!r} is not [since, exact]"
+    return None
 
 
 def _knowledge(data: dict) -> Knowledge:

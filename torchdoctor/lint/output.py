@@ -1,5 +1,11 @@
 """Renderers of lint findings (pure: findings and rules in, text out): full, concise, json,
-sarif (2.1.0) and github (workflow commands)."""
+sarif (2.1.0) and github (workflow commands).
+
+What a linted repository controls (file names, source lines, the names and string literals
+that messages quote) may hold terminal escapes, C0/C1 controls and bidirectional overrides:
+every text format shows it through :func:`torchdoctor.sanitize.one_line`, the sanitiser of
+every other renderer's input. JSON and SARIF are ASCII (``\\u`` escapes), their messages
+sanitised the same way; paths and fix contents stay exact there, because tools act on them."""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import json
 from typing import Optional
 
 from torchdoctor.lint.knowledge import HELP_URI
+from torchdoctor.sanitize import one_line
 from torchdoctor.version import __version__
 
 FORMATS = ("full", "concise", "json", "sarif", "github")
@@ -14,34 +21,53 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
+def _show(text: str) -> str:
+    """One line of a source file as it may reach a terminal: a tab is one space (so the caret
+    line below it stays aligned), escapes and controls are gone."""
+    return one_line(text.replace("\t", " "))
+
+
 def where(f) -> str:
     cell = f"cell {f.cell}:" if f.cell is not None else ""
-    return f"{f.path}:{cell}{f.line}:{f.col}"
+    return f"{one_line(f.path)}:{cell}{f.line}:{f.col}"
 
 
 def concise(findings: list) -> str:
-    return "".join(f"{where(f)}: {f.id} {f.message}\n" for f in findings)
+    return "".join(f"{where(f)}: {f.id} {one_line(f.message)}\n" for f in findings)
 
 
 def full(findings: list, sources: dict) -> str:
     out = []
     for f in findings:
-        out.append(f"{where(f)}: {f.id} [{f.severity}] {f.message}")
+        out.append(f"{where(f)}: {f.id} [{f.severity}] {one_line(f.message)}")
         lines = sources.get((f.path, f.cell))
         if lines and 1 <= f.line <= len(lines):
-            text = lines[f.line - 1].rstrip("\n")[:200]
+            raw = lines[f.line - 1].rstrip("\r\n")
+            text = _show(raw[:200])
             out.append(f"  {f.line:>4} | {text}")
-            width = max(1, (f.end_col - f.col) if f.end_line == f.line else len(text) - f.col + 1)
-            out.append("       | " + " " * (f.col - 1) + "^" * min(width, 120))
+            # the caret under the same characters: columns counted in the shown text
+            col = len(_show(raw[:max(0, f.col - 1)]))
+            end = len(_show(raw[:max(0, f.end_col - 1)])) if f.end_line == f.line else len(text)
+            out.append("       | " + " " * min(col, 200) + "^" * min(max(1, end - col), 120))
         if f.fix:
             label = "fix" if f.fix["applicability"] == "safe" else "unsafe fix (--unsafe-fixes)"
-            out.append(f"       = {label}: {f.fix['message']}")
+            out.append(f"       = {label}: {one_line(f.fix['message'])}")
         out.append("")
     return "\n".join(out) + ("\n" if out else "")
 
 
+def _clean(d: dict) -> dict:
+    """A finding's dict with its human text sanitised (paths and edits stay exact)."""
+    d = dict(d)
+    if isinstance(d.get("message"), str):
+        d["message"] = one_line(d["message"])
+    if isinstance(d.get("fix"), dict) and isinstance(d["fix"].get("message"), str):
+        d["fix"] = {**d["fix"], "message": one_line(d["fix"]["message"])}
+    return d
+
+
 def as_json(findings: list) -> str:
-    return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
+    return json.dumps([_clean(f.as_dict()) for f in findings], indent=2) + "\n"
 
 
 def _escape_data(text: str) -> str:
@@ -56,10 +82,10 @@ def github(findings: list) -> str:
     out = []
     for f in findings:
         level = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
-        props = [f"file={_escape_prop(f.path)}", f"line={f.line}", f"col={f.col}",
+        props = [f"file={_escape_prop(one_line(f.path))}", f"line={f.line}", f"col={f.col}",
                  f"endLine={f.end_line}", f"endColumn={f.end_col}", f"title={_escape_prop('torchdoctor ' + f.id)}"]
         cell = f"cell {f.cell}: " if f.cell is not None else ""
-        out.append(f"::{level} {','.join(props)}::{_escape_data(cell + f.message)}")
+        out.append(f"::{level} {','.join(props)}::{_escape_data(cell + one_line(f.message))}")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -86,7 +112,7 @@ def sarif(findings: list, rules: list) -> str:
         region = {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}
         res: dict = {
             "ruleId": f.id, "ruleIndex": index[f.id], "level": _LEVEL[f.severity],
-            "message": {"text": f.message},
+            "message": {"text": one_line(f.message)},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}],
             "properties": {"tags": f.tags, "kind": f.kind},
         }
@@ -96,7 +122,7 @@ def sarif(findings: list, rules: list) -> str:
             res["properties"]["torch_version"] = f.torch_version
         if f.fix:
             res["fixes"] = [{
-                "description": {"text": f.fix["message"] or "fix"},
+                "description": {"text": one_line(f.fix["message"] or "fix")},
                 "artifactChanges": [{
                     "artifactLocation": {"uri": _uri(f.path)},
                     "replacements": [{"deletedRegion": {"startLine": e["line"], "startColumn": e["col"],

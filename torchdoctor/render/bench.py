@@ -1,4 +1,9 @@
-"""BenchResult -> terminal text, Markdown or JSON (pure; `torchdoctor bench`)."""
+"""BenchResult -> terminal text, Markdown or JSON (pure; `torchdoctor bench`).
+
+A result may be read back from a file anyone wrote (``recommend --measured``, tests) and its
+labels come from rules/bench.yaml: every line and cell the terminal and Markdown formats show
+goes through :func:`torchdoctor.sanitize.one_line` (no escapes, controls or bidi overrides)
+and is bounded (:data:`MAX_CELL`)."""
 
 from __future__ import annotations
 
@@ -8,11 +13,21 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from torchdoctor.bench.results import BenchResult, Measurement
 from torchdoctor.render.text import md_cell
+from torchdoctor.sanitize import one_line
 
 MARK = {"plan": "plan", "best": "best", "defaults": "defaults"}
+MAX_CELL = 200
+"""The most characters a table cell shows; MAX_LINE for a header or footer line."""
+MAX_LINE = 2000
+
+
+def _safe(text: Any, limit: int = MAX_CELL) -> str:
+    text = one_line(str(text)[: limit * 4])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _ms(x: Any) -> str:
@@ -38,7 +53,7 @@ def rows(result: BenchResult) -> list[dict[str, str]]:
         speed = "-"
         if base is not None and base.median_s and m.median_s:
             speed = f"{base.median_s / m.median_s:.2f}x"
-        out.append({
+        out.append({k: _safe(v) for k, v in {
             "rank": str(rank) if m.median_s is not None else "-",
             "config": m.config.label + (" · compile=on" if m.config.compile and "compile" not in m.config.label else ""),
             "median": _ms(m.median_s),
@@ -50,7 +65,7 @@ def rows(result: BenchResult) -> list[dict[str, str]]:
             "status": m.status if m.status != "ok" else "",
             "error": m.error or "",
             "compile": f"{m.first_step_s:.1f}" if m.config.compile and m.first_step_s else "",
-        })
+        }.items()})
     return out
 
 
@@ -67,7 +82,7 @@ def header(result: BenchResult) -> list[str]:
         f"machine: {mach.cores or '?'} cores, torch threads {mach.threads or '?'}, ISA {' '.join(mach.isa) or '-'}",
         f"budget {result.budget_s:g} s, took {result.elapsed_s:.0f} s; plan from {result.plan_source}",
     ]
-    return lines
+    return [_safe(line, MAX_LINE) for line in lines]
 
 
 def footer(result: BenchResult) -> list[str]:
@@ -93,7 +108,7 @@ def footer(result: BenchResult) -> list[str]:
     lines += result.notes
     lines.append("ms = median step time; IQR = interquartile range; speed-up vs torch defaults; "
                  "numerics = results change (bf16/fp16/TF32/medium matmul)")
-    return lines
+    return [_safe(line, MAX_LINE) for line in lines]
 
 
 def render_terminal(result: BenchResult, color: bool = False, width: int = 120) -> str:
@@ -104,9 +119,9 @@ def render_terminal(result: BenchResult, color: bool = False, width: int = 120) 
         table.add_column(name, justify=justify)
     for r in rows(result):
         style = "bold" if "plan" in r["marks"] else ("green" if "best" in r["marks"] else None)
-        table.add_row(r["rank"], r["config"], r["median"], r["iqr"], r["reps"], r["speedup"],
-                      (r["marks"] + (" " + r["status"] if r["status"] else "")).strip(), r["numerics"],
-                      style=style)
+        cells = (r["rank"], r["config"], r["median"], r["iqr"], r["reps"], r["speedup"],
+                 (r["marks"] + (" " + r["status"] if r["status"] else "")).strip(), r["numerics"])
+        table.add_row(*(Text(c) for c in cells), style=style)  # Text: a "[link=…]" is not markup
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width,
                       color_system="standard" if color else None, highlight=False)
