@@ -1,6 +1,8 @@
 """Which files to lint and how to read them: folders recursively (honouring ``.gitignore``
 files and a few always-skipped folders), ``-`` for stdin, ``.ipynb`` notebooks cell by cell.
-Every read is bounded; symlinked folders are not followed (no loops), a file is linted once."""
+Every read is bounded; symlinked folders are not followed (no loops), a symlinked file only
+when its target is inside the folder walked, a file is linted once. Patterns are matched by
+:mod:`torchdoctor.lint.ignore` (bounded time, whatever the pattern)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import json
 import os
 from dataclasses import dataclass
 from typing import Iterator, Optional
+
+from torchdoctor.lint.ignore import IgnoreList, split_lines
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """A larger source file is reported (parse-error), not read."""
@@ -42,32 +46,60 @@ class Source:
         return number, line - first + 1
 
 
-def _ignore_spec(directory: str):
+MAX_IGNORE_BYTES = 1024 * 1024
+"""A larger ``.gitignore`` is skipped (and said)."""
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _ignore_list(directory: str, real_root: str, say) -> Optional[IgnoreList]:
+    """The ``.gitignore`` of a folder, read bounded; one that is not a regular file inside the
+    walked root (a symlink out of it, a FIFO) is skipped and said."""
     path = os.path.join(directory, ".gitignore")
+    if not os.path.lexists(path):
+        return None
+    if os.path.islink(path) and not _inside(os.path.realpath(path), real_root):
+        say(path, "a symlink to a file outside the folder being linted; not read")
+        return None
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > 1024 * 1024:
+        if not os.path.isfile(path):
+            say(path, "not a regular file; not read")
             return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_IGNORE_BYTES + 1)
+    except OSError as exc:
+        say(path, f"cannot read ({exc.strerror or exc}); not used")
         return None
-    import pathspec
-
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except Exception:  # noqa: BLE001 - a malformed .gitignore ignores nothing
+    if len(data) > MAX_IGNORE_BYTES:
+        say(path, f"larger than {MAX_IGNORE_BYTES} bytes; not used")
         return None
+    spec = IgnoreList(split_lines(data.decode("utf-8", errors="replace")), source=path)
+    for where, why in spec.problems:
+        say(where, why)
+    return spec or None
 
 
-def discover(paths: list, exclude: list = ()) -> Iterator[str]:
-    """Files to lint, in a stable order; a missing path raises FileNotFoundError."""
+def discover(paths: list, exclude: list = (), skipped: Optional[list] = None) -> Iterator[str]:
+    """Files to lint, in a stable order; a missing path raises FileNotFoundError.
+
+    ``exclude``: gitignore-style patterns relative to each folder walked. ``skipped``: when a
+    list, what was left out and why is appended to it as ``(path, reason)`` pairs: a file
+    reached through a symlink that leaves the walked folder or dangles, a non-regular file, a
+    ``.gitignore`` or pattern that was not used, the walk stopping at :data:`MAX_FILES`. A path
+    named on the command line is read as given (a symlink there is the user's choice)."""
+    def say(path: str, reason: str) -> None:
+        if skipped is not None:
+            skipped.append((path, reason))
+
     seen: set = set()
     count = 0
-    exclude_spec = None
+    exclude_list = None
     if exclude:
-        import pathspec
-
-        exclude_spec = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+        exclude_list = IgnoreList(list(exclude), source="exclude") or None
+        for where, why in (exclude_list.problems if exclude_list is not None else []):
+            say(where, why)
     for p in paths:
         if p == "-":
             yield p
@@ -75,12 +107,13 @@ def discover(paths: list, exclude: list = ()) -> Iterator[str]:
         if not os.path.lexists(p):
             raise FileNotFoundError(p)
         if os.path.isdir(p):
-            for f in _walk(p, exclude_spec):
+            for f in _walk(p, exclude_list, say):
                 real = os.path.realpath(f)
                 if real not in seen:
                     seen.add(real)
                     count += 1
                     if count > MAX_FILES:
+                        say(p, f"more than {MAX_FILES} files; the rest are not linted")
                         return
                     yield f
         else:
@@ -90,33 +123,49 @@ def discover(paths: list, exclude: list = ()) -> Iterator[str]:
                 yield p
 
 
-def _walk(root: str, exclude_spec) -> Iterator[str]:
-    specs: list = []  # (dir, spec) of every .gitignore above the current folder, within root
+def _walk(root: str, exclude_list: Optional[IgnoreList], say=lambda path, reason: None) -> Iterator[str]:
+    """Files under root. ``.gitignore`` files apply to their folder and below, the deepest one
+    with a matching pattern deciding (git's precedence); ``exclude_list`` (relative to root) is
+    applied on top. Symlinked folders are not entered; a symlinked file is linted only when its
+    target is inside root."""
+    real_root = os.path.realpath(root)
+    specs: list = []  # (its folder's components below root, IgnoreList), this folder and above
     for here, dirs, files in os.walk(root, followlinks=False):
-        specs = [(d, s) for d, s in specs if here == d or here.startswith(d.rstrip(os.sep) + os.sep)]
-        spec = _ignore_spec(here)
+        rel = os.path.relpath(here, root)
+        rel_parts = [] if rel == os.curdir else rel.split(os.sep)
+        specs = [(p, s) for p, s in specs if len(p) < len(rel_parts) and rel_parts[:len(p)] == p]
+        spec = _ignore_list(here, real_root, say)
         if spec is not None:
-            specs.append((here, spec))
+            specs.append((rel_parts, spec))
 
         def ignored(name: str, is_dir: bool) -> bool:
-            full = os.path.join(here, name)
-            for d, s in specs:
-                rel = os.path.relpath(full, d).replace(os.sep, "/") + ("/" if is_dir else "")
-                if s.match_file(rel):
-                    return True
-            if exclude_spec is not None:
-                rel = os.path.relpath(full, root).replace(os.sep, "/") + ("/" if is_dir else "")
-                if exclude_spec.match_file(rel):
-                    return True
-            return False
+            comps = rel_parts + [name]
+            for p, s in reversed(specs):
+                verdict = s.decide(comps[len(p):], is_dir)
+                if verdict is not None:
+                    if verdict:
+                        return True
+                    break
+            return exclude_list is not None and bool(exclude_list.decide(comps, is_dir))
 
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
                          and not os.path.islink(os.path.join(here, d)) and not ignored(d, True))
         for name in sorted(files):
-            if name.endswith(SUFFIXES) and not ignored(name, False):
-                full = os.path.join(here, name)
-                if os.path.isfile(full):
-                    yield full
+            if not name.endswith(SUFFIXES) or ignored(name, False):
+                continue
+            full = os.path.join(here, name)
+            if os.path.islink(full):
+                target = os.path.realpath(full)
+                if not os.path.exists(full):
+                    say(full, "a dangling (or looping) symlink; not linted")
+                    continue
+                if not _inside(target, real_root):
+                    say(full, "a symlink to a file outside the folder being linted; not linted")
+                    continue
+            if os.path.isfile(full):
+                yield full
+            else:
+                say(full, "not a regular file; not linted")
 
 
 def read(path: str) -> list:
