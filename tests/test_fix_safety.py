@@ -455,3 +455,20 @@ def test_a_notebook_of_broken_cells_is_read_once_not_once_per_cell(tmp_path):
     assert r.returncode == 0, r.stderr
     opens, code = r.stdout.split()
     assert int(opens) <= 2, f"the notebook was opened {opens} times for 40 broken cells"
+
+
+# -- 5. a symlink out of the linted folder is skipped and said -------------------------------
+
+def test_a_symlink_out_of_the_folder_is_said_on_stderr_and_its_lines_never_printed(tmp_path):
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("import torch\ntorch.backends.cudnn.benchmrk = 'PRIVATE-KEY-LINE'\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "key.py").symlink_to(secret)
+    (repo / "train.py").write_text(FIXABLE)
+    r = _run(["--format", "full", "--fix", str(repo)])
+    assert "PRIVATE-KEY-LINE" not in r.stdout + r.stderr
+    said = [ln for ln in r.stderr.splitlines() if "key.py" in ln]
+    assert len(said) == 1 and "outside the folder" in said[0], r.stderr
+    assert secret.read_text().count("benchmrk") == 1  # never fixed either
+    assert (repo / "train.py").read_text() == FIXED

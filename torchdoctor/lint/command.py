@@ -21,6 +21,10 @@ MAX_VERSION = 64
 """The longest ``torch-version`` a config (or ``--torch-version``) may give."""
 
 
+MAX_SKIPPED_SHOWN = 50
+"""The skipped paths (symlinks out of the folder, unreadable .gitignore files) named on stderr."""
+
+
 class UsageError(Exception):
     pass
 
@@ -132,10 +136,15 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
     rules = select_rules(know, list(select) or list(cfg.get("select") or []),
                          list(ignore) + list(cfg.get("ignore") or []),
                          list(extend_select) + list(cfg.get("extend-select") or []))
+    skipped: list = []
     try:
-        targets = list(files.discover(paths, cfg.get("exclude") or []))
+        targets = list(files.discover(paths, cfg.get("exclude") or [], skipped=skipped))
     except FileNotFoundError as exc:
-        raise UsageError(f"{exc.args[0]}: no such file or directory") from None
+        raise UsageError(f"{_shown(str(exc.args[0]))}: no such file or directory") from None
+    for path, why in skipped[:MAX_SKIPPED_SHOWN]:  # said, never silently dropped
+        err(f"torchdoctor lint: {_shown(path)}: {why}")
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        err(f"torchdoctor lint: {len(skipped) - MAX_SKIPPED_SHOWN} more path(s) skipped")
     findings: list = []
     sources: dict = {}
     diffs: list = []
