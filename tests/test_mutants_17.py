@@ -319,3 +319,153 @@ def test_stdin_of_exactly_the_limit_is_read(monkeypatch):
     with pytest.raises(InputError):
         read_bounded("-", 64)
 
+
+
+# ----------------------------------------------------------------------------------------
+# survivors of scripts/mutation_check.py's own catalogue (each test names its mutant)
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_transposed_short_name_is_one_edit_and_gets_its_suggestion():
+    """lint-distance-no-transposition: "enalbed" is "enabled" with two letters swapped; a
+    7-letter name allows one edit, so only a transposition counted as one edit finds it."""
+    from torchdoctor.lint.checks import distance
+
+    assert distance("enalbed", "enabled") == 1
+    (f,) = _lint("import torch\ntorch.backends.cudnn.enalbed = True\n")
+    assert "Did you mean torch.backends.cudnn.enabled?" in f.message and f.fix is not None
+
+
+def test_a_short_name_two_edits_away_gets_no_suggestion():
+    """lint-typo-limit: under 8 characters one edit is the limit ("enbld" is two from "enabled")."""
+    (f,) = _lint("import torch\ntorch.backends.cudnn.enbld = True\n")
+    assert f.id == "fake-backends-setting" and "Did you mean" not in f.message and f.fix is None
+
+
+def test_private_backends_attributes_are_not_reported():
+    """lint-private-attrs-checked: torch's private names (``_``) are not in the names table on
+    purpose; code that touches them knows what it does."""
+    assert _lint("import torch\nx = torch.backends.cudnn._private_state\ntorch.backends.mkldnn._flag = 1\n") == []
+
+
+def test_a_version_bound_is_exclusive_above_and_inclusive_below():
+    """lint-in-range-upper / lint-in-range-lower: ``since <= version < until``."""
+    from torchdoctor.lint.versions import in_range
+
+    assert in_range((2, 4, 0), "2.4", None) and not in_range((2, 3, 9), "2.4", None)
+    assert not in_range((2, 4, 0), None, "2.4") and in_range((2, 3, 9), None, "2.4")
+
+
+@pytest.mark.parametrize("flag,torch,expected", [
+    ("_TORCH_GREATER_EQUAL_2_1", (2, 1, 0), True), ("_TORCH_GREATER_EQUAL_2_1", (2, 0, 9), False),
+    ("TORCH_LESS_THAN_2_1", (2, 1, 0), False), ("TORCH_LESS_THAN_2_1", (2, 0, 9), True),
+])
+def test_version_flags_hold_from_their_own_version(flag, torch, expected):
+    """lint-guard-ge: _TORCH_GREATER_EQUAL_2_1 (Lightning's spelling) is true on 2.1 itself."""
+    import ast
+
+    from torchdoctor.lint.guards import truth
+
+    assert truth(ast.parse(flag).body[0].value, torch) is expected
+
+
+def test_a_tie_for_the_common_value_goes_to_the_lowest_rank():
+    """dist-majority-tie-highest-rank: 2 ranks, 2 values: rank 1 is the odd one, not rank 0."""
+    from torchdoctor.distributed import compare
+
+    pairs = [(0, "2.5.1"), (1, "2.4.0")]
+    assert compare.majority(pairs) == compare.key("2.5.1")
+    assert compare.odd_ranks(pairs) == [1]
+    assert compare.odd_ranks([(3, "b"), (2, "a"), (1, "b"), (0, "a")]) == [1, 3]
+
+
+def test_of_two_package_rows_of_one_rank_the_first_line_wins():
+    """paste-row-later-wins: "the best rank wins, then the earliest line" (paste/__init__)."""
+    from torchdoctor.importers.paste import facts_from_text
+
+    f = facts_from_text("$ pip list\nPackage    Version\n---------- -------\ntorch      2.1.0\n"
+                        "numpy      1.26.0\ntorch      2.3.0\n")
+    assert f.packages.versions["torch"] == "2.1.0" and f.sources["packages.versions"] == "package list, line 4"
+
+
+def test_a_recursive_loop_is_refused_when_the_rule_loads():
+    """sandbox-recursive-loop."""
+    from torchdoctor import sandbox
+
+    with pytest.raises(sandbox.TemplateProblem, match="recursive loops are not allowed"):
+        sandbox.check_message("{% for x in torch.devices recursive %}{{ loop(x) }}{% endfor %}", {"torch"})
+
+
+def test_the_cache_keeps_exactly_max_entries(tmp_path, monkeypatch):
+    """cache-prune-off-by-one: storing MAX_ENTRIES + 1 entries leaves MAX_ENTRIES, the newest."""
+    from torchdoctor import rulecache
+
+    base = tmp_path / "cache"
+    base.mkdir(mode=0o700)
+    monkeypatch.setenv(rulecache.ENV_DIR, str(base))
+    monkeypatch.delenv(rulecache.ENV_DISABLE, raising=False)
+    for i in range(rulecache.MAX_ENTRIES + 1):
+        assert rulecache.store(f"rules-{i:03d}.json", "k", {"i": i})
+        os.utime(base / f"rules-{i:03d}.json", ns=(10**18 + i * 10**9,) * 2)  # written in this order
+    names = sorted(p.name for p in base.glob("*.json"))
+    assert len(names) == rulecache.MAX_ENTRIES
+    assert names[0] == "rules-001.json" and rulecache.load("rules-064.json", "k") == {"i": 64}
+
+
+def test_a_plan_that_is_the_fastest_with_no_spread_is_not_slower_than_itself():
+    """bench-beyond-noise-inclusive: steady timings (no spread: noise 0) and the plan fastest:
+    a regret of 0 equals the noise of 0 and is not a difference."""
+    from torchdoctor.bench.results import BenchConfig, Measurement
+    from torchdoctor.bench.stats import summarize, verdict
+
+    def meas(cid, roles, times):
+        config = BenchConfig(id=cid, label=cid, roles=roles, knobs={}, changed=None, settings={}, code={})
+        return summarize(Measurement(config=config, status="ok", times_s=times))
+
+    v = verdict([meas("p", ["plan"], [0.02] * 5), meas("d", ["defaults"], [0.03] * 5)])
+    assert v.best == "p" and v.regret == 0 and v.noise == 0 and v.beyond_noise is False
+    assert v.summary == "the plan is the fastest configuration measured (noise ±0.0%)"
+
+
+def test_torchs_bare_defaults_never_win_measured(tmp_path):
+    """measured-defaults-eligible: classification.json with torch's defaults (c1) made the
+    fastest: --measured still keeps the plan (the defaults are the baseline, not a candidate)."""
+    from torchdoctor.bench.core import plan_for
+    from torchdoctor.workload import build_workload
+
+    data = json.loads((BENCH / "classification.json").read_text())
+    (c1,) = [m for m in data["measurements"] if m["config"]["roles"] == ["defaults"]]
+    c1["times_s"] = [t / 10 for t in c1["times_s"]]
+    for k in ("median_s", "q1_s", "q3_s", "iqr_s", "mad_s"):
+        c1[k] = c1[k] / 10
+    path = tmp_path / "classification.json"
+    path.write_text(json.dumps(data))
+    facts = Facts.model_validate_json((BENCH / "facts.json").read_text())
+    wl = build_workload(task="classification", overrides={}, source="test")
+    plan = plan_for(facts, wl, measured=str(path))
+    assert {s.key: s.value for s in plan.settings} == {s.key: s.value for s in plan_for(facts, wl).settings}
+    assert not [d for d in plan.dropped if "torch's default was faster" in d.reason]
+
+
+def test_a_configuration_exactly_as_fast_as_the_plan_does_not_replace_it(tmp_path):
+    """measured-within-noise-exclusive: classification.json with the plan (c2) and its
+    matmul_precision=medium neighbour (c5) both at a steady 25 ms (noise 0, regret 0), c5
+    listed first: a regret equal to the noise is no measured difference, the plan stands."""
+    from torchdoctor.bench.core import plan_for
+    from torchdoctor.workload import build_workload
+
+    data = json.loads((BENCH / "classification.json").read_text())
+    by_id = {m["config"]["id"]: m for m in data["measurements"]}
+    for cid in ("c2", "c5"):
+        m = by_id[cid]
+        m["times_s"] = [0.025] * len(m["times_s"])
+        m.update(median_s=0.025, q1_s=0.025, q3_s=0.025, iqr_s=0.0, mad_s=0.0)
+    data["measurements"] = [by_id["c5"]] + [m for m in data["measurements"] if m is not by_id["c5"]]
+    path = tmp_path / "classification.json"
+    path.write_text(json.dumps(data))
+    facts = Facts.model_validate_json((BENCH / "facts.json").read_text())
+    wl = build_workload(task="classification", overrides={}, source="test")
+    plan = plan_for(facts, wl, measured=str(path))
+    assert "torch.set_float32_matmul_precision" not in {s.key for s in plan.settings}
+    assert "within noise of the fastest configuration (25.0 vs 25.0 ms/step" in \
+        {s.key: s.reason for s in plan.settings}["autocast.dtype"]
