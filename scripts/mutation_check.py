@@ -60,7 +60,7 @@ BENCH = ("tests/test_bench.py", M17)
 DIST = ("tests/test_distributed.py", M17, "-m", "not torch")
 PASTE = ("tests/test_paste_shapes.py", "tests/test_importers.py", M17)
 SANDBOX = ("tests/test_hardening_rules.py", M17)
-CACHE = ("tests/test_startup_cache.py",)
+CACHE = ("tests/test_startup_cache.py", M17)
 
 MUTANTS: list[Mutant] = [
     # ---------------------------------------------------------------- issue 17's survivors
