@@ -12,6 +12,8 @@ from torchdoctor.facts import (
     NOT_RECORDED,
     Facts,
     GpuFacts,
+    KnownMessage,
+    PasteFacts,
     PackagesFacts,
     SystemFacts,
     TorchFacts,
@@ -25,6 +27,7 @@ from torchdoctor.importers.paste.evidence import (
     Evidence,
     Paste,
 )
+from torchdoctor.importers.paste.messages import Hit, find_messages
 from torchdoctor.importers.paste.reader import _cuda_of_variant, _local_label, read_paste
 
 # --------------------------------------------------------------------------------------
@@ -290,14 +293,16 @@ def _packages_overlay(facts: Facts, paste: Paste, sources: dict[str, str]) -> An
 def facts_from_text(text: str) -> Facts:
     """Facts (``origin="report"``) from pasted text of any shape this module reads: a
     collect_env report (read exactly as :func:`collect_env.parse_collect_env` reads it, plus
-    what the text around it states) or anything else. Raises :class:`collect_env.NotAReport`
-    when the text states no environment fact at all."""
+    what the text around it states) or anything else, with the known messages it holds
+    (``Facts.paste``). Never refuses text: one that states no environment fact gets facts that
+    are all unknown, its messages, and a note naming the command that would tell more."""
     scan = ce._scan(text)
     is_report = len(scan.fields) >= ce.MIN_REPORT_FIELDS
     own = set(scan.fields)
     paste = read_paste(text)
+    hits = find_messages(text)
     if not scan.fields and not scan.pip_rows and not scan.conda_rows and paste.empty():
-        raise ce.NotAReport("no known field found")
+        return _facts_from_messages(hits)
     sources, added = _merge(scan, paste, is_report)
     init = ce.cuda_init_warning(text)
     facts = ce._build(scan, ce._import_error_line(text), init)
@@ -336,7 +341,36 @@ def facts_from_text(text: str) -> Facts:
         )
     upd["notes"] = notes
     upd["sources"] = {k: v for k, v in sorted(sources.items()) if v}
+    upd["paste"] = _paste_facts(hits, "collect_env" if is_report else "paste")
     facts = facts.model_copy(update=upd)
     if not own:  # no collect_env field at all: the paste, not a report, is silent
         facts = _replace_unstated(facts)
     return Facts.model_validate(facts.model_dump())
+
+
+NO_FACTS = (
+    "report: the text states no environment fact; run `python -m torch.utils.collect_env` "
+    "(or `torchdoctor report`) where the problem happens and paste its output"
+)
+"""The one line a paste without any environment fact gets (the known messages still count)."""
+
+
+def _paste_facts(hits: list[Hit], read_as: str) -> PasteFacts:
+    return PasteFacts(read_as=read_as, messages=[
+        KnownMessage(id=h.entry.id, lines=list(h.lines), category=h.entry.category,
+                     severity=h.entry.severity, meaning=h.fill(h.entry.meaning),
+                     fix=h.fill(h.entry.fix), values=dict(h.values),
+                     references=list(h.entry.references))
+        for h in hits
+    ])
+
+
+def _facts_from_messages(hits: list[Hit]) -> Facts:
+    """Facts of a text that states no environment fact: every namespace unknown ("the paste
+    does not say"), the known messages it holds, and a note naming what would tell more."""
+    silent = Unavailable(unavailable=PASTE_SILENT)
+    notes = [NO_FACTS if hits else NO_FACTS.replace(
+        "states no environment fact;", "states no environment fact and holds no known error message;")]
+    return Facts(origin="report", torch=silent, gpu=silent, cpu=silent, memory=silent, env=silent,
+                 packages=silent, system=silent, notes=notes,
+                 paste=_paste_facts(hits, "prose"))

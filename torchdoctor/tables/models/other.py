@@ -4,9 +4,9 @@ lscpu_labels, gpu_name_vendors and paste_patterns."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from torchdoctor.tables.models._base import Closed, Open, Sourced
 
@@ -90,3 +90,32 @@ class PastePatterns(Open):
     scoped_labels: list[dict[StrictStr, Any]] = []
     messages: list[dict[StrictStr, Any]] = []
     paths: list[dict[StrictStr, Any]] = []
+
+
+class MessageExample(Closed):
+    text: StrictStr
+    """The message as a real ticket quotes it (verbatim)."""
+    source: StrictStr
+    """The ticket, as owner/repo#number."""
+
+
+class KnownMessageEntry(Closed):
+    """One message of rules/data/known_messages.yaml: the mechanism
+    (torchdoctor.importers.paste.messages) checks on first use that the regex is linear and
+    that every placeholder of ``meaning`` is a group of it."""
+
+    id: StrictStr
+    needle: StrictStr
+    regex: Optional[StrictStr] = None
+    category: StrictStr
+    severity: Literal["error", "warning", "info"]
+    meaning: StrictStr
+    fix: StrictStr
+    printed_by: StrictStr
+    versions: StrictStr
+    references: list[StrictStr] = Field(min_length=1)
+    examples: list[MessageExample] = Field(min_length=1)
+
+
+class KnownMessages(Closed):
+    messages: list[KnownMessageEntry] = Field(min_length=1)
