@@ -45,6 +45,7 @@ class _Entry:
     meaning: str
     fix: str
     references: tuple[str, ...]
+    superseded_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,11 @@ def entries(directory: Optional[str] = None) -> tuple[_Entry, ...]:
                 raise tables.DataFileError(f"{w}: placeholder {{{name}}} is not a group of its regex")
         out.append(_Entry(item["id"], needle, regex, item["category"], item["severity"],
                           " ".join(item["meaning"].split()), " ".join(item["fix"].split()),
-                          tuple(item["references"])))
+                          tuple(item["references"]), tuple(item.get("superseded_by") or ())))
+    for e in out:
+        for other in e.superseded_by:
+            if other not in seen:
+                raise tables.DataFileError(f"{where}: {e.id}: superseded_by names no entry: {other!r}")
     return tuple(out)
 
 
@@ -137,5 +142,7 @@ def find_messages(text: str, directory: Optional[str] = None) -> list[Hit]:
             at = flat.find(entry.needle, at + len(entry.needle))
         if lines:
             hits.append(Hit(entry, tuple(lines), values))
+    found = {h.entry.id for h in hits}
+    hits = [h for h in hits if not found.intersection(h.entry.superseded_by)]
     hits.sort(key=lambda h: (h.lines[0], h.entry.id))
     return hits

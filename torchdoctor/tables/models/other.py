@@ -107,6 +107,8 @@ class KnownMessageEntry(Closed):
     id: StrictStr
     needle: StrictStr
     regex: Optional[StrictStr] = None
+    superseded_by: list[StrictStr] = []
+    """Ids of more specific entries: where one of them is found, this one is not reported."""
     category: StrictStr
     severity: Literal["error", "warning", "info"]
     meaning: StrictStr
