@@ -93,7 +93,7 @@ def entries(directory: Optional[str] = None) -> tuple[_Entry, ...]:
                 raise tables.DataFileError(f"{w}: placeholder {{{name}}} is not a group of its regex")
         out.append(_Entry(item["id"], needle, regex, item["category"], item["severity"],
                           " ".join(item["meaning"].split()), " ".join(item["fix"].split()),
-                          tuple(item["references"]), tuple(item.get("superseded_by") or ())))
+                          tuple(item["sources"]), tuple(item.get("superseded_by") or ())))
     for e in out:
         for other in e.superseded_by:
             if other not in seen:

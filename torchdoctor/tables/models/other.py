@@ -115,7 +115,8 @@ class KnownMessageEntry(Closed):
     fix: StrictStr
     printed_by: StrictStr
     versions: StrictStr
-    references: list[StrictStr] = Field(min_length=1)
+    sources: list[StrictStr] = Field(min_length=1)
+    """Where the message is printed (a library's source line) and public threads about it."""
     examples: list[MessageExample] = Field(min_length=1)
 
 
