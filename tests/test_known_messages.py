@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from torchdoctor import tables
+from torchdoctor.facts import Unavailable
 from torchdoctor.importers import load_report
 from torchdoctor.importers.paste.messages import entries, find_messages
 from torchdoctor.paths import data_dir
@@ -180,3 +181,39 @@ def test_probes_have_no_pasted_messages():
     from torchdoctor.facts import Facts
 
     assert Facts().paste.messages == [] and Facts().paste.read_as is None
+
+
+# ------------------------------------------------------------------------ facts from prose
+
+
+def test_facts_from_a_sentence_are_marked_as_prose_and_give_the_driver_finding():
+    """Issue 18 item 3: "torch 1.3 with pip", "driver version 410.48", "Ubuntu 16.04", "an RTX
+    4090" are read, each source says prose, the GPU is the model name and not the sentence, and
+    PyPI's default build of 1.3 (CUDA 10.1, rules/data/torch_releases.yaml) with that driver is
+    the driver finding."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.rules import load_rules
+
+    text = ("I installed torch 1.3 with pip on Ubuntu 16.04, driver version 410.48, on an RTX 4090.\n"
+            "It does not work.\n")
+    f = load_report(text.encode(), "issue.txt")
+    assert (f.torch.version, f.torch.cuda_build) == ("1.3", "10.1")
+    assert (f.gpu.driver_version, f.gpu.name, f.system.os_name, f.system.os) == (
+        "410.48", "RTX 4090", "Ubuntu 16.04", "Linux")
+    for path in ("torch.version", "gpu.driver_version", "gpu.name", "system.os_name"):
+        assert f.sources[path] == "prose, line 1", path
+    assert f.sources["torch.cuda_build"].startswith("PyPI's default wheel of torch 1.3")
+    found = {x.id: x for x in evaluate(load_rules(), f).findings}
+    assert found["driver-too-old-for-stated-cuda-build"].category == "driver-too-old"
+
+
+def test_without_pip_or_linux_no_default_build_is_assumed():
+    f = load_report(b"torch 1.3 on Windows 10, driver version 410.48\n", "issue.txt")
+    assert f.torch.version == "1.3" and isinstance(f.torch.cuda_build, Unavailable)
+    f = load_report(b"torch 1.3 with driver version 410.48 on Ubuntu 18.04\n", "issue.txt")
+    assert isinstance(f.torch.cuda_build, Unavailable)  # how it was installed is not said
+
+
+def test_a_template_value_with_the_package_name_is_a_version():
+    f = load_report((CASES3 / "case304.txt").read_bytes(), "case304.txt")  # "PyTorch version:torch2.8.0+cu128"
+    assert f.torch.version == "2.8.0+cu128" and f.torch.cuda_build == "12.8"

@@ -24,6 +24,7 @@ from torchdoctor.importers.paste.evidence import (
     MAX_MESSAGE_CHARS,
     PASTE_SILENT,
     RANK_TOOL,
+    _NAMED_VERSION,
     Evidence,
     Paste,
 )
@@ -209,6 +210,15 @@ def _torch_overlay(facts: Facts, paste: Paste, added: dict[str, Evidence],
         elif variant.startswith("rocm") and ce._leading_version(variant[4:]):
             upd.update(cuda_build=None, hip_build=ce._leading_version(variant[4:]))
             sources["torch.cuda_build"] = sources["torch.hip_build"] = where
+    if ("cuda_build" not in upd and not _known(torch.cuda_build) and not is_report and label is None
+            and isinstance(version, str) and version_ev is not None and paste.installer is not None
+            and paste.installer.value == "pip" and getattr(facts.system, "os", None) == "Linux"):
+        # a plain `pip install torch==X` on Linux got PyPI's default build of X (data, per release)
+        default = tables.pypi_default_cuda(version)
+        if default is not None:
+            upd.update(cuda_build=default, hip_build=None)
+            sources["torch.cuda_build"] = (f"PyPI's default wheel of torch {version} "
+                                           f"(rules/data/torch_releases.yaml), {paste.installer.where}")
     if paste.cuda_build_none is not None:
         upd["cuda_build"] = None
         sources["torch.cuda_build"] = paste.cuda_build_none.where
@@ -303,6 +313,8 @@ def facts_from_text(text: str) -> Facts:
     hits = find_messages(text)
     if not scan.fields and not scan.pip_rows and not scan.conda_rows and paste.empty():
         return _facts_from_messages(hits)
+    if "torch_version" in scan.fields:  # a template's "PyTorch version: torch2.8.0+cu128"
+        scan.fields["torch_version"] = _NAMED_VERSION.sub("", scan.fields["torch_version"].strip())
     sources, added = _merge(scan, paste, is_report)
     init = ce.cuda_init_warning(text)
     facts = ce._build(scan, ce._import_error_line(text), init)

@@ -281,6 +281,14 @@ class _Reader:
                 paste.put("torch_version", f"{g['torch_base']}+rocm{g['rocm']}", n, how, pat.rank)
             if g.get("variant"):
                 paste.first("cuda_variant", g["variant"].lower(), n, how, pat.rank)
+            if g.get("driver"):
+                paste.put("nvidia_driver_version", g["driver"], n, how, pat.rank)
+            if g.get("os_name"):
+                paste.put("os", g["os_name"], n, how, pat.rank)
+            if g.get("installer"):
+                paste.first("installer", g["installer"].lower(), n, how, pat.rank)
+            elif pat.id == "pip-torch-pin":
+                paste.first("installer", "pip", n, how, pat.rank)
             if g.get("gpu") and not paste.gpu_groups and self._lookup():
                 name = re.sub(r"([RG]TX)(\d)", r"\1 \2", g["gpu"])
                 if tables.cc_for_gpu_name(name) is not None:
@@ -581,6 +589,11 @@ _PATH_KINDS = {
     "labelled-version": "prose",
     "prose-gpu": "prose",
     "prose-python": "prose",
+    "prose-torch-short": "prose",
+    "prose-driver": "prose",
+    "prose-ubuntu": "prose",
+    "prose-centos": "prose",
+    "prose-installer": "prose",
 }
 _ARCH_WORD = re.compile(r"(?:sm_|compute_)?(\d{1,2})\.?(\d)([a-z]?)")
 
