@@ -73,7 +73,8 @@ PARSER_GAPS: dict[str, str] = {
     "cases2/case248": "torch 1.7.0 built with CUDA 11.0 on an RTX 3090 (8.6): the paste states "
     "detectron2's nvcc (11.0) but not torch's own CUDA version, which gpu-newer-than-cuda-build needs",
     "cases2/case256": "two Ultralytics banners (an old working environment, then torch-2.0.0+cpu): "
-    "the reader takes the first environment stated and notes that there are several",
+    "the reader keeps the first environment's facts and names both (several-environments-in-paste, "
+    "multiple-installs), but nothing judges the second, CPU-only one",
 }
 
 

@@ -217,3 +217,25 @@ def test_without_pip_or_linux_no_default_build_is_assumed():
 def test_a_template_value_with_the_package_name_is_a_version():
     f = load_report((CASES3 / "case304.txt").read_bytes(), "case304.txt")  # "PyTorch version:torch2.8.0+cu128"
     assert f.torch.version == "2.8.0+cu128" and f.torch.cuda_build == "12.8"
+
+
+# ------------------------------------------------------------------------ two environments, typos
+
+
+def test_two_environments_are_named_and_not_mixed():
+    """ultralytics/ultralytics#1495 (tests/data/cases2/case256): two banners, two torch builds."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.rules import load_rules
+
+    f = load_report((DATA / "cases2" / "case256.txt").read_bytes(), "case256.txt")
+    assert f.paste.environments == ["torch 1.8.1+cu111 (tool banner, line 1)",
+                                    "torch 2.0.0+cpu (tool banner, line 2)"]
+    assert f.torch.version == "1.8.1+cu111" and f.torch.cuda_build == "11.1"  # the first one's, unmixed
+    found = [x for x in evaluate(load_rules(), f).findings if x.id == "several-environments-in-paste"]
+    assert len(found) == 1 and "torch 2.0.0+cpu (tool banner, line 2)" in found[0].message
+
+
+def test_a_version_no_release_has_is_a_typo_not_a_second_install():
+    f = load_report(b"PyTorch version: 7.0+cu118\n[pip3] torchaudio==2.7.0+cu118\n", "r.txt")
+    assert f.paste.environments == []
+    assert any("torch 7.0+cu118" in n and "typo" in n for n in f.notes)

@@ -338,11 +338,14 @@ def facts_from_text(text: str) -> Facts:
         if values:
             upd["system"] = ce._model(SystemFacts, ce.NOT_STATED, **values)
     notes = list(facts.notes)
-    versions = {ev.value for ev in paste.torch_versions}
-    if len(versions) > 1 and "torch_version" in added:
+    environments, typos = _environments(paste)
+    for ev in typos:
+        notes.append(f"report: torch {ev.value} ({ev.where}) is no torch release (a typo?); "
+                     "it is not read as another install")
+    if len(environments) > 1 and "torch_version" in added:
         notes.append(
-            f"report: the paste shows {len(versions)} different torch versions (several "
-            "environments?); the first one stated was read"
+            f"report: the paste shows {len(environments)} different torch versions (several "
+            "environments?); the facts are the first one's, the others are in paste.environments"
         )
     if not is_report:
         kinds = sorted({w.split(", line")[0] for w in sources.values() if w})
@@ -353,7 +356,9 @@ def facts_from_text(text: str) -> Facts:
         )
     upd["notes"] = notes
     upd["sources"] = {k: v for k, v in sorted(sources.items()) if v}
-    upd["paste"] = _paste_facts(hits, "collect_env" if is_report else "paste")
+    upd["paste"] = _paste_facts(hits, "collect_env" if is_report else "paste").model_copy(
+        update={"environments": [f"torch {ev.value} ({ev.where})" for ev in environments]
+                if len(environments) > 1 else []})
     facts = facts.model_copy(update=upd)
     if not own:  # no collect_env field at all: the paste, not a report, is silent
         facts = _replace_unstated(facts)
@@ -386,3 +391,31 @@ def _facts_from_messages(hits: list[Hit]) -> Facts:
     return Facts(origin="report", torch=silent, gpu=silent, cpu=silent, memory=silent, env=silent,
                  packages=silent, system=silent, notes=notes,
                  paste=_paste_facts(hits, "prose"))
+
+
+def _environments(paste: Paste) -> tuple[list[Evidence], list[Evidence]]:
+    """The distinct torch versions tool output states (first statement of each), and those no
+    torch release has (``torch 7.0+cu118`` beside ``torchaudio 2.7.0+cu118``: a typo, not
+    another install). A release the table does not know but newer than its newest (a nightly)
+    counts as a version."""
+    seen: dict[str, Evidence] = {}
+    typos = []
+    latest = tables.latest_release()
+    for ev in paste.torch_versions:
+        base = str(ev.value).split("+")[0]
+        key = ".".join(base.split(".")[:2])
+        if key in seen or any(t.value == ev.value for t in typos):
+            continue
+        newer = False
+        try:
+            from packaging.version import Version
+
+            newer = latest is not None and Version(key) > Version(latest) and Version(key) < Version(
+                f"{Version(latest).major}.{Version(latest).minor + 3}")
+        except ValueError:
+            pass
+        if tables._release(base) is None and not newer:
+            typos.append(ev)
+        else:
+            seen[key] = ev
+    return list(seen.values()), typos
