@@ -239,3 +239,11 @@ def test_a_version_no_release_has_is_a_typo_not_a_second_install():
     f = load_report(b"PyTorch version: 7.0+cu118\n[pip3] torchaudio==2.7.0+cu118\n", "r.txt")
     assert f.paste.environments == []
     assert any("torch 7.0+cu118" in n and "typo" in n for n in f.notes)
+
+
+def test_ds_report_dotted_rows_are_read():
+    """DeepSpeed's ds_report (deepspeedai/DeepSpeed#6762): "label ....... value" rows."""
+    f = load_report((CASES3 / "dumps" / "ds_report_deepspeed_6762.txt").read_bytes(), "ds_report.txt")
+    assert (f.torch.version, f.torch.cuda_build, f.system.cuda_toolkit_version, f.system.python_version) == (
+        "2.3.0+cu121", "12.1", "12.0", "3.12")
+    assert f.sources["torch.cuda_build"] == "key-value line, line 6"

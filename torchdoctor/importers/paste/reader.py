@@ -37,6 +37,7 @@ _CONDA_BUILD = re.compile(r"[A-Za-z0-9_.+]{1,80}")
 _FENCE = re.compile(r"^(?:```|~~~)[ ]{0,3}")
 _HEADING = re.compile(r"^#{1,6} {1,4}(.{1,80})$")
 _BANNER = re.compile(r"^[=\-]{5,200}$")
+_DOTTED = re.compile(r"^([A-Za-z][A-Za-z0-9 /()._-]{0,60}?) \.{3,60} (\S.{0,300})$")
 _TABLE_SPLIT = re.compile(r"\S(?:  |\t)\s{0,200}(?=\S)")
 _GPU_LABEL = re.compile(r"^GPU ?([0-9,]{1,800})$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,80}")
@@ -343,6 +344,9 @@ class _Reader:
         return self.p.labels.get(norm), norm
 
     def _key_value(self, n: int, s: str) -> bool:
+        m = _DOTTED.match(s) if " ..." in s else None
+        if m:  # DeepSpeed's ds_report: "torch version .................... 2.1.0+cu121"
+            return self._labelled(n, m.group(1), m.group(2), "key-value line")
         at = s.find(":")
         if at <= 0 or at > MAX_LABEL_CHARS:
             return False
