@@ -247,3 +247,15 @@ def test_ds_report_dotted_rows_are_read():
     assert (f.torch.version, f.torch.cuda_build, f.system.cuda_toolkit_version, f.system.python_version) == (
         "2.3.0+cu121", "12.1", "12.0", "3.12")
     assert f.sources["torch.cuda_build"] == "key-value line, line 6"
+
+
+def test_a_too_old_glibc_is_the_platform_not_a_torch_import_failure():
+    """KumaTea/pytorch-aarch64#16: import torch fails on GLIBC_2.28; the finding is os-unsupported
+    and torch-import-failed stays silent (issue 18 item 6)."""
+    from torchdoctor.engine import evaluate
+    from torchdoctor.rules import load_rules
+
+    f = load_report((CASES3 / "case301.txt").read_bytes(), "case301.txt")
+    assert f.torch.import_status == "import-error"
+    found = [(x.id, x.category) for x in evaluate(load_rules(), f).findings if x.severity != "info"]
+    assert found == [("known-message-error", "os-unsupported")]
