@@ -69,7 +69,6 @@ def test_facts_given_as_a_model_are_sanitised_and_redacted():
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [
-        ({"report": "hello, nothing about any environment here"}, "no known field found"),
         ({"report": b"\x00\x01binary"}, "binary data"),
         ({"report": 42}, "expected text, bytes, a dict or Facts, got int"),
         ({"facts": {"schema_version": 99}}, "schema_version 99"),
@@ -89,3 +88,13 @@ def test_check_of_this_environment_matches_the_cli():
     report = torchdoctor.check(timeout=120)
     assert report.facts.torch.import_status == "ok"
     assert {f.id for f in report.findings} == {i for i, _ in _cli_findings("--timeout", "120")}
+
+
+def test_text_without_facts_is_read_not_refused():
+    """Issue 18: prose is never refused; the report says in one line what would tell more."""
+    report = torchdoctor.check(report="hello, nothing about any environment here")
+    notes = [f.message for f in report.findings if f.id == "reading-note"]
+    assert len(notes) == 1
+    assert "python -m torch.utils.collect_env" in notes[0] and "torchdoctor report" in notes[0]
+    assert "no known error message" in notes[0]
+    assert not [f for f in report.findings if f.severity != "info"]

@@ -888,8 +888,6 @@ def test_snippet_renders_foreign_text_as_data(capsys, tmp_path, facts_file, wher
 @pytest.mark.parametrize(
     ("make", "words"),
     [
-        row("from-report-garbage", lambda p: p.write_text("hello world\nthis is not a report\n"),
-            ["not a collect_env report or torchdoctor JSON (no known field found)"]),
         row("from-report-broken-json", lambda p: p.write_text('{"schema_version": 1, "torch": {'),
             ["invalid JSON: Expecting"]),
         row("from-report-binary", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64),
@@ -1485,6 +1483,7 @@ ROWS_ELSEWHERE: dict[str, str] = {
     "bench-child-crash": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
     "bench-child-hang": "tests/test_bench_run.py::test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on",
     "bench-measured-other-workload": "tests/test_bench.py::test_measured_refuses_another_workload_or_a_bad_file",
+    "from-report-garbage": "tests/test_paste_shapes.py::test_check_from_report_reads_text_without_facts",
 }
 
 

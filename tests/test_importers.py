@@ -795,12 +795,13 @@ def test_empty_input():
         load_report(b" \n\r\n\t ", "blank.txt")
 
 
-def test_garbage_text():
-    with pytest.raises(ReportError) as info:
-        load_report(b"hello\nthis is not the report you are looking for\n", "notes.txt")
-    assert str(info.value) == (
-        "notes.txt: not a collect_env report or torchdoctor JSON (no known field found)"
-    )
+def test_text_without_facts_is_read():
+    """Issue 18: any text is read; one that states nothing says so in one note naming the
+    commands that would give the facts (refused: only binary, empty and oversized input)."""
+    f = load_report(b"hello\nthis is not the report you are looking for\n", "notes.txt")
+    assert f.origin == "report" and f.paste.messages == [] and f.paste.read_as == "prose"
+    assert len(f.notes) == 1 and "python -m torch.utils.collect_env" in f.notes[0]
+    assert isinstance(f.torch, Unavailable) and isinstance(f.gpu, Unavailable)
 
 
 def test_binary_data():
@@ -929,8 +930,8 @@ def test_json_that_is_not_facts():
 def test_json_array_and_json_like_text_are_not_reports():
     with pytest.raises(ReportError, match=r"^a\.json: a JSON array, not torchdoctor facts$"):
         load_report(b'[{"os": "Linux", "python_version": "3.11"}]', "a.json")
-    with pytest.raises(ReportError, match="no known field found"):
-        load_report(b'"os": "Linux",\n"PyTorch version": "2.0"\n', "b.txt")
+    f = load_report(b'"os": "Linux",\n"PyTorch version": "2.0"\n', "b.txt")  # JSON-like text: read as text
+    assert f.origin == "report"
 
 
 def test_hand_edited_version_prefixes():
@@ -974,8 +975,8 @@ def test_issue_template_before_the_real_report_is_passed_over():
 
 
 def test_dotted_fact_paths_are_not_report_labels():
-    with pytest.raises(ReportError, match="no known field found"):
-        load_report(b"- torch.version: unknown\n- system.os: Linux\n", "facts.md")
+    f = load_report(b"- torch.version: unknown\n- system.os: Linux\n", "facts.md")
+    assert isinstance(f.torch, Unavailable) and any("no environment fact" in n for n in f.notes)
 
 
 # --------------------------------------------------------------------------------------
@@ -1524,7 +1525,7 @@ def test_escapes_in_a_pasted_report_and_in_its_error_messages():
     for s in walk_strings(json.loads(facts.model_dump_json())):
         assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", s), s
     with pytest.raises(ReportError) as info:
-        load_report(b"hello", f"evil{ESCAPES}\n.txt")
+        load_report(b"", f"evil{ESCAPES}\n.txt")  # empty: refused, with the name cleaned
     assert "\x1b" not in str(info.value) and "\x07" not in str(info.value)
     obj = json.loads(Facts().model_dump_json())
     obj["torch"]["bad\x1b]0;pwned\x07x"] = 1

@@ -326,7 +326,9 @@ def test_collect_env_reports_read_as_before():
             text = txt.read_text(encoding="utf-8", errors="replace")
             old, new = flatten(ce.parse_collect_env(text)), flatten(facts_from_text(text))
             for path, value in old.items():
-                if path != "sources" and not isinstance(value, Unavailable) and new.get(path) != value:
+                # paste.*: what the text says besides facts (its known messages), new in the paste reader
+                if (path != "sources" and not path.startswith("paste.")
+                        and not isinstance(value, Unavailable) and new.get(path) != value):
                     changed.append((txt.name, path, value, new.get(path)))
     assert not changed, changed[:5]
 
@@ -362,9 +364,14 @@ def test_unstated_facts_are_the_paste_does_not_say():
     "I tried everything and it still does not work. Any ideas?\n" * 20,
     "```\n```\n",
 ])
-def test_text_without_environment_facts_is_refused(text):
-    with pytest.raises(ce.NotAReport):
-        facts_from_text(text)
+def test_text_without_environment_facts_is_read_and_said_so(text):
+    f = facts_from_text(text)
+    assert f.notes == [
+        "report: the text states no environment fact and holds no known error message; run "
+        "`python -m torch.utils.collect_env` (or `torchdoctor report`) where the problem happens "
+        "and paste its output"
+    ]
+    assert all(isinstance(getattr(f, ns), Unavailable) for ns in ("torch", "gpu", "system"))
 
 
 def test_facts_with_sources_round_trip_through_json():
@@ -417,12 +424,18 @@ def test_check_from_report_reads_a_torch_warning(tmp_path, capsys):
     assert out["facts"]["sources"]["torch.arch_list"] == "torch message, line 7"
 
 
-def test_check_from_report_still_refuses_text_without_facts(tmp_path, capsys):
+def test_check_from_report_reads_text_without_facts(tmp_path, capsys):
+    """Issue 18: prose is not refused (exit 0, one note); binary still is (exit 2, one line)."""
     from torchdoctor.cli import main
 
     report = tmp_path / "issue.txt"
     report.write_text("It crashes when I run my training script, please help.\n")
+    code = main(["check", "--from-report", str(report), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [f["id"] for f in out["findings"]] == ["reading-note"]
+    assert "torchdoctor report" in out["findings"][0]["message"]
+    report.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     code = main(["check", "--from-report", str(report)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1
-    assert err[0].endswith("not a collect_env report or torchdoctor JSON (no known field found)")
+    assert code == 2 and len(err) == 1 and "binary data" in err[0]

@@ -400,7 +400,7 @@ def test_report_command_output_file(capsys, tmp_path):
 
 def test_report_command_bad_input_exit_2(capsys, tmp_path):
     bad = tmp_path / "bad.txt"
-    bad.write_text("nothing to see here\n")
+    bad.write_bytes(b"\x00\x01\x02 not text\n")  # prose is read (issue 18); binary is refused
     code, out, err = run(capsys, "report", "--from-report", bad)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

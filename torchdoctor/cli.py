@@ -489,10 +489,14 @@ def _load_side(name: str):
     from torchdoctor.importers import ReportError, load_report
 
     data = read_input(name)
+    label = "<stdin>" if name == "-" else name
     try:
-        return load_report(data, "<stdin>" if name == "-" else name)
+        facts = load_report(data, label)
     except ReportError as exc:
         raise Abort(str(exc)) from None
+    if facts.paste.read_as == "prose":  # check reads such a text; a diff has nothing to compare
+        raise Abort(f"{label}: the text states no environment fact to compare")
+    return facts
 
 
 @cli.command("diff", context_settings=CONTEXT)

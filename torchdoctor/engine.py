@@ -199,6 +199,7 @@ def views(facts: Facts, workload: Optional[Workload], strict: bool = True,
             names[ns] = UnavailableView(ns, value.unavailable, strict)
         else:
             names[ns] = View(value, ns, strict)
+    names["paste"] = View(facts.paste, "paste", strict)  # what a pasted text said (empty for probes)
     if workload is None:
         names["workload"] = UnavailableView("workload", NO_WORKLOAD, strict)
     else:

@@ -505,6 +505,40 @@ class SystemFacts(_Model):
     necessarily the one torch loads (that is torch.cudnn_version)."""
 
 
+class KnownMessage(_Model):
+    """A message of the knowledge base (rules/data/known_messages.yaml) found in pasted text:
+    which one, where, and what it means. Only the values its pattern names are kept from the
+    text (a GLIBC version, a library's file name), never the line itself."""
+
+    id: str
+    """The message's id in rules/data/known_messages.yaml (e.g. glibc-too-old)."""
+    lines: list[int]
+    """1-based lines of the paste where it was found (the first ones)."""
+    category: str
+    """The diagnosis category a maintainer would file it under (os-unsupported, ...)."""
+    severity: Literal["error", "warning", "info"]
+    meaning: str
+    """What the message says about the environment, with the pattern's values filled in."""
+    fix: str
+    values: dict[str, str] = {}
+    """What the pattern read from the message (needed: "2.28", library: "c10.dll")."""
+    references: list[str] = []
+    """Where the message is printed (a library's source line) or a public thread about it."""
+
+
+class PasteFacts(_Model):
+    """What a pasted text said besides environment facts (empty for probes and --gpu)."""
+
+    messages: list[KnownMessage] = []
+    """The known error and warning messages recognised in the paste, in the order of their
+    first line (rules/data/known_messages.yaml; each one judged by the known-message rules)."""
+    environments: list[str] = []
+    """When the paste shows more than one environment (two torch builds, two Pythons), one
+    line per environment naming it and where it was stated; the facts are the first one's."""
+    read_as: Optional[str] = None
+    """How the text was read: collect_env, another dump, or prose (None for probes)."""
+
+
 class Facts(_Model):
     """Everything known about one environment."""
 
@@ -526,6 +560,9 @@ class Facts(_Model):
     """Installed distributions that matter."""
     system: Maybe[SystemFacts] = Field(default_factory=SystemFacts)
     """OS, interpreter, container, environment manager."""
+    paste: PasteFacts = Field(default_factory=PasteFacts)
+    """What pasted text said besides facts: the known messages recognised in it, with their
+    lines (empty for probes)."""
     problems: list[str] = Field(default_factory=list)
     """Probe-level problems (a probe crashed or timed out), one line each."""
     notes: list[str] = Field(default_factory=list)
@@ -652,6 +689,7 @@ class JobFacts(_Model):
 
 NAMESPACES = ("torch", "gpu", "cpu", "memory", "env", "packages", "system")
 NAMESPACE_MODELS: dict[str, type[BaseModel]] = {
+    "paste": PasteFacts,
     "torch": TorchFacts,
     "gpu": GpuFacts,
     "cpu": CpuFacts,

@@ -6,9 +6,11 @@ returns facts with ``origin="json"`` or ``origin="report"``. Text is a
 ``python -m torch.utils.collect_env`` report or anything else a ticket carries (torch's
 warnings and tracebacks, other tools' environment dumps, package lists, nvidia-smi; see
 :mod:`torchdoctor.importers.paste`, which records where each fact came from in
-``Facts.sources``). Anything it cannot read, or text that states no environment fact at all,
-raises :class:`ReportError` with one line that names the file and what is wrong; no other
-exception is expected to escape.
+``Facts.sources``) and the known error messages it holds (``Facts.paste``). Only what is not
+text at all (binary data, an empty file, more than ``MAX_REPORT_BYTES``) or a malformed
+torchdoctor JSON raises :class:`ReportError`, with one line that names the file and what is
+wrong; any text is read, and a text that states no environment fact gets facts whose notes say
+so and name the command that would give them. No other exception is expected to escape.
 
 Both kinds of input pass through :func:`torchdoctor.sanitize.sanitize_facts` on the way out:
 no lone surrogate, control character or terminal escape sequence survives in any string, and
@@ -118,12 +120,8 @@ def _load(data: Union[bytes, bytearray, memoryview, str], name: str) -> Facts:
         except JsonReportError as exc:
             raise ReportError(f"{name}: {exc}") from None
 
-    from torchdoctor.importers.collect_env import NotAReport
     from torchdoctor.importers.paste import facts_from_text
 
-    try:  # a collect_env report, or any other pasted text that states environment facts
-        return facts_from_text(text)
-    except NotAReport:
-        raise ReportError(
-            f"{name}: not a collect_env report or torchdoctor JSON (no known field found)"
-        ) from None
+    # a collect_env report, any other pasted text (a dump, a traceback, a log, prose): never
+    # refused; a text that states nothing gets facts saying so (Facts.notes)
+    return facts_from_text(text)

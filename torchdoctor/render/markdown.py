@@ -6,7 +6,7 @@ import functools
 
 import jinja2
 
-from torchdoctor.render.summary import environment_line, tally, verdict
+from torchdoctor.render.summary import environment_line, recognised_messages, tally, verdict
 from torchdoctor.render.text import first_sentence, md_code, md_code_cell, md_prose, md_text, templates
 from torchdoctor.report import Report
 
@@ -49,4 +49,5 @@ def render(report: Report, explain: bool = False, **_: object) -> str:
     return env().get_template("check.md.j2").render(
         r=report, counts=report.counts(), findings=findings, fixes=fixes, summary=summary,
         verdict=verdict(report), tally=counts, explain=explain, skipped=skipped,
-        as_settings=as_settings, planned=planned)
+        as_settings=as_settings, planned=planned,
+        recognised=[md_text(line) for line in recognised_messages(report.facts)])

@@ -161,3 +161,15 @@ def tally(report: Report, explain: bool = False) -> str:
     if workload:
         text += f"\n{plural(workload, 'workload rule')} not evaluated (use recommend --task)"
     return text
+
+
+def recognised_messages(facts: Any) -> list[str]:
+    """One line per known message recognised in a pasted text, with the lines it stands on:
+    "lines 3, 9: glibc-too-old (os-unsupported, error; needed 2.28)". Empty for probes."""
+    paste = getattr(facts, "paste", None)
+    out = []
+    for m in getattr(paste, "messages", None) or []:
+        where = f"line{'s' if len(m.lines) > 1 else ''} {', '.join(str(n) for n in m.lines)}"
+        values = "; ".join(f"{k} {v}" for k, v in sorted(m.values.items()))
+        out.append(f"{where}: {m.id} ({m.category}, {m.severity}{'; ' + values if values else ''})")
+    return out

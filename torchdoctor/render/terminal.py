@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchdoctor.facts import Unavailable, is_xpu_build
-from torchdoctor.render.summary import tally, verdict
+from torchdoctor.render.summary import recognised_messages, tally, verdict
 from torchdoctor.render.text import CODE, first_sentence, reflow, show_value
 from torchdoctor.report import Report
 
@@ -350,6 +350,10 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
                               style="dim"))
     if show_facts:
         parts += [facts_table(report), Text("")]
+    recognised = recognised_messages(report.facts)
+    if recognised:
+        parts += [Text("Recognised in the paste", style="bold"),
+                  *[Text(f"  • {line}", overflow="fold") for line in recognised], Text("")]
     if explain:
         st = skipped_table(report)
         if st is not None:

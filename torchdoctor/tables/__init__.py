@@ -43,7 +43,7 @@ from torchdoctor.tables.releases import (  # noqa: F401
     torchvision_for,
 )
 from torchdoctor.tables.wheels import (  # noqa: F401
-    _release, arch_list_supports, cuda_for_conda_build, latest_release, release_variants,
+    _release, arch_list_supports, cuda_for_conda_build, latest_release, pypi_default_cuda, release_variants,
     rocm_gfx_support, same_build_family, sdpa_backends, wheel_archs, wheel_for, wheel_index_url,
     wheel_platform, wheels_supporting,
 )

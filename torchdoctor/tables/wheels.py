@@ -77,6 +77,16 @@ def release_variants(torch_version: Any) -> Optional[list]:
     return list(release.get("cuda_variants") or [])
 
 
+def pypi_default_cuda(torch_version: Any) -> Optional[str]:
+    """The CUDA version ("10.1") of the Linux x86_64 wheel PyPI served for a torch release
+    (torch_releases.yaml ``default_cuda``), for a plain ``pip install torch==X`` without an index;
+    None where the table has none (or the default is a CPU build)."""
+    release = _release(torch_version)
+    label = (release or {}).get("default_cuda")
+    m = re.fullmatch(r"cu(\d{1,2})(\d)", str(label or ""))
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
 def _variant(torch_version: Any, cuda: Any) -> Optional[str]:
     """cuda as given, else the +cuXXX / +cpu label of the version; "default" = the PyPI default."""
     if cuda is None:

@@ -4,6 +4,7 @@ Usage (from the checkout whose code is to be judged, with its virtualenv active)
 
     python tests/data/cases2/baseline.py            # prints the Markdown table and the summary
     python tests/data/cases2/baseline.py --root DIR # judge the code in another checkout DIR
+    python tests/data/cases2/baseline.py --cases tests/data/cases3   # another directory of cases
 
 Verdicts, per case (the rule of tests/test_corpus.py):
 - environment_cause true and diagnosable_from_report true: "found" when an error or warning
@@ -82,11 +83,12 @@ def verdict(meta: dict, rc: int, data: dict | None) -> tuple[str, list[str]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", type=Path, default=HERE.parents[2])
+    ap.add_argument("--cases", type=Path, default=HERE, help="the directory of caseNNN.txt/.json")
     args = ap.parse_args()
     rows = ["| case | project | shape | cause | expected | verdict | rules fired |",
             "|---|---|---|---|---|---|---|"]
     counts: dict[str, int] = {}
-    for txt in sorted(HERE.glob("case*.txt")):
+    for txt in sorted(args.cases.resolve().glob("case*.txt")):
         meta = json.loads(txt.with_suffix(".json").read_text(encoding="utf-8"))
         rc, data, err = run_case(args.root.resolve(), txt)
         v, fired = verdict(meta, rc, data)

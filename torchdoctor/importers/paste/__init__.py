@@ -31,6 +31,11 @@ How it works:
 All knowledge of wordings (labels, torch's messages, tool formats) is in
 ``rules/data/paste_patterns.yaml``; this package is the mechanism.
 
+Known error and warning messages (``rules/data/known_messages.yaml``: "GLIBC_2.28 not found",
+NumPy 1.x/2.x, DataLoader bus errors, NCCL's shared-memory failures, ...) are found by
+:mod:`.messages` anywhere in the text, quoted or wrapped, into ``Facts.paste.messages`` with the
+lines they stand on. No text is refused: one that states nothing gets a note saying so.
+
 The package: :mod:`.wording` loads and checks the patterns, :mod:`.evidence` holds what the
 reader found (``Paste``), :mod:`.reader` reads the lines, and :mod:`.merge` turns the evidence
 into facts (:func:`facts_from_text`). The names other modules use are re-exported here.

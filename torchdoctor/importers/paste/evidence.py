@@ -3,6 +3,7 @@ it becomes facts; and the bounds every part of the reader keeps."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -27,6 +28,8 @@ MAX_NAME_LOOKUPS = 200
 the name with every pattern of rules/data/gpu_models.yaml)."""
 
 RANK_TOOL, RANK_LIST, RANK_INSTALL, RANK_PROSE = 1, 2, 3, 4
+_NAMED_VERSION = re.compile(r"^(?:py)?torch[ =-]{0,2}v?(?=\d)", re.IGNORECASE)
+"""The package name written before a version in a template's value ("torch2.8.0+cu128")."""
 
 
 # --------------------------------------------------------------------------------------
@@ -75,12 +78,15 @@ class Paste:
     cuda_variant: Optional[Evidence] = None
     extension_archs: dict[str, Evidence] = field(default_factory=dict)
     torch_versions: list[Evidence] = field(default_factory=list)
+    installer: Optional[Evidence] = None  # value: "pip" | "conda" (prose, an install command)
 
     def put(self, key: str, value: Any, line: int, how: str, rank: int) -> None:
         if value is None or value == "":
             return
         if isinstance(value, str):
             value = value.strip()[:MAX_VALUE_CHARS]
+            if key == "torch_version":  # "PyTorch version:torch2.8.0+cu128" (pyg-team/pyg-lib#548)
+                value = _NAMED_VERSION.sub("", value)
             if not value:
                 return
         old = self.fields.get(key)

@@ -12,6 +12,8 @@ from torchdoctor.facts import (
     NOT_RECORDED,
     Facts,
     GpuFacts,
+    KnownMessage,
+    PasteFacts,
     PackagesFacts,
     SystemFacts,
     TorchFacts,
@@ -22,9 +24,11 @@ from torchdoctor.importers.paste.evidence import (
     MAX_MESSAGE_CHARS,
     PASTE_SILENT,
     RANK_TOOL,
+    _NAMED_VERSION,
     Evidence,
     Paste,
 )
+from torchdoctor.importers.paste.messages import Hit, find_messages
 from torchdoctor.importers.paste.reader import _cuda_of_variant, _local_label, read_paste
 
 # --------------------------------------------------------------------------------------
@@ -206,6 +210,15 @@ def _torch_overlay(facts: Facts, paste: Paste, added: dict[str, Evidence],
         elif variant.startswith("rocm") and ce._leading_version(variant[4:]):
             upd.update(cuda_build=None, hip_build=ce._leading_version(variant[4:]))
             sources["torch.cuda_build"] = sources["torch.hip_build"] = where
+    if ("cuda_build" not in upd and not _known(torch.cuda_build) and not is_report and label is None
+            and isinstance(version, str) and version_ev is not None and paste.installer is not None
+            and paste.installer.value == "pip" and getattr(facts.system, "os", None) == "Linux"):
+        # a plain `pip install torch==X` on Linux got PyPI's default build of X (data, per release)
+        default = tables.pypi_default_cuda(version)
+        if default is not None:
+            upd.update(cuda_build=default, hip_build=None)
+            sources["torch.cuda_build"] = (f"PyPI's default wheel of torch {version} "
+                                           f"(rules/data/torch_releases.yaml), {paste.installer.where}")
     if paste.cuda_build_none is not None:
         upd["cuda_build"] = None
         sources["torch.cuda_build"] = paste.cuda_build_none.where
@@ -290,14 +303,18 @@ def _packages_overlay(facts: Facts, paste: Paste, sources: dict[str, str]) -> An
 def facts_from_text(text: str) -> Facts:
     """Facts (``origin="report"``) from pasted text of any shape this module reads: a
     collect_env report (read exactly as :func:`collect_env.parse_collect_env` reads it, plus
-    what the text around it states) or anything else. Raises :class:`collect_env.NotAReport`
-    when the text states no environment fact at all."""
+    what the text around it states) or anything else, with the known messages it holds
+    (``Facts.paste``). Never refuses text: one that states no environment fact gets facts that
+    are all unknown, its messages, and a note naming the command that would tell more."""
     scan = ce._scan(text)
     is_report = len(scan.fields) >= ce.MIN_REPORT_FIELDS
     own = set(scan.fields)
     paste = read_paste(text)
+    hits = find_messages(text)
     if not scan.fields and not scan.pip_rows and not scan.conda_rows and paste.empty():
-        raise ce.NotAReport("no known field found")
+        return _facts_from_messages(hits)
+    if "torch_version" in scan.fields:  # a template's "PyTorch version: torch2.8.0+cu128"
+        scan.fields["torch_version"] = _NAMED_VERSION.sub("", scan.fields["torch_version"].strip())
     sources, added = _merge(scan, paste, is_report)
     init = ce.cuda_init_warning(text)
     facts = ce._build(scan, ce._import_error_line(text), init)
@@ -321,11 +338,14 @@ def facts_from_text(text: str) -> Facts:
         if values:
             upd["system"] = ce._model(SystemFacts, ce.NOT_STATED, **values)
     notes = list(facts.notes)
-    versions = {ev.value for ev in paste.torch_versions}
-    if len(versions) > 1 and "torch_version" in added:
+    environments, typos = _environments(paste)
+    for ev in typos:
+        notes.append(f"report: torch {ev.value} ({ev.where}) is no torch release (a typo?); "
+                     "it is not read as another install")
+    if len(environments) > 1 and "torch_version" in added:
         notes.append(
-            f"report: the paste shows {len(versions)} different torch versions (several "
-            "environments?); the first one stated was read"
+            f"report: the paste shows {len(environments)} different torch versions (several "
+            "environments?); the facts are the first one's, the others are in paste.environments"
         )
     if not is_report:
         kinds = sorted({w.split(", line")[0] for w in sources.values() if w})
@@ -336,7 +356,66 @@ def facts_from_text(text: str) -> Facts:
         )
     upd["notes"] = notes
     upd["sources"] = {k: v for k, v in sorted(sources.items()) if v}
+    upd["paste"] = _paste_facts(hits, "collect_env" if is_report else "paste").model_copy(
+        update={"environments": [f"torch {ev.value} ({ev.where})" for ev in environments]
+                if len(environments) > 1 else []})
     facts = facts.model_copy(update=upd)
     if not own:  # no collect_env field at all: the paste, not a report, is silent
         facts = _replace_unstated(facts)
     return Facts.model_validate(facts.model_dump())
+
+
+NO_FACTS = (
+    "report: the text states no environment fact; run `python -m torch.utils.collect_env` "
+    "(or `torchdoctor report`) where the problem happens and paste its output"
+)
+"""The one line a paste without any environment fact gets (the known messages still count)."""
+
+
+def _paste_facts(hits: list[Hit], read_as: str) -> PasteFacts:
+    return PasteFacts(read_as=read_as, messages=[
+        KnownMessage(id=h.entry.id, lines=list(h.lines), category=h.entry.category,
+                     severity=h.entry.severity, meaning=h.fill(h.entry.meaning),
+                     fix=h.fill(h.entry.fix), values=dict(h.values),
+                     references=list(h.entry.references))
+        for h in hits
+    ])
+
+
+def _facts_from_messages(hits: list[Hit]) -> Facts:
+    """Facts of a text that states no environment fact: every namespace unknown ("the paste
+    does not say"), the known messages it holds, and a note naming what would tell more."""
+    silent = Unavailable(unavailable=PASTE_SILENT)
+    notes = [NO_FACTS if hits else NO_FACTS.replace(
+        "states no environment fact;", "states no environment fact and holds no known error message;")]
+    return Facts(origin="report", torch=silent, gpu=silent, cpu=silent, memory=silent, env=silent,
+                 packages=silent, system=silent, notes=notes,
+                 paste=_paste_facts(hits, "prose"))
+
+
+def _environments(paste: Paste) -> tuple[list[Evidence], list[Evidence]]:
+    """The distinct torch versions tool output states (first statement of each), and those no
+    torch release has (``torch 7.0+cu118`` beside ``torchaudio 2.7.0+cu118``: a typo, not
+    another install). A release the table does not know but newer than its newest (a nightly)
+    counts as a version."""
+    seen: dict[str, Evidence] = {}
+    typos = []
+    latest = tables.latest_release()
+    for ev in paste.torch_versions:
+        base = str(ev.value).split("+")[0]
+        key = ".".join(base.split(".")[:2])
+        if key in seen or any(t.value == ev.value for t in typos):
+            continue
+        newer = False
+        try:
+            from packaging.version import Version
+
+            newer = latest is not None and Version(key) > Version(latest) and Version(key) < Version(
+                f"{Version(latest).major}.{Version(latest).minor + 3}")
+        except ValueError:
+            pass
+        if tables._release(base) is None and not newer:
+            typos.append(ev)
+        else:
+            seen[key] = ev
+    return list(seen.values()), typos

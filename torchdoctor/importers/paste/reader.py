@@ -37,6 +37,7 @@ _CONDA_BUILD = re.compile(r"[A-Za-z0-9_.+]{1,80}")
 _FENCE = re.compile(r"^(?:```|~~~)[ ]{0,3}")
 _HEADING = re.compile(r"^#{1,6} {1,4}(.{1,80})$")
 _BANNER = re.compile(r"^[=\-]{5,200}$")
+_DOTTED = re.compile(r"^([A-Za-z][A-Za-z0-9 /()._-]{0,60}?) \.{3,60} (\S.{0,300})$")
 _TABLE_SPLIT = re.compile(r"\S(?:  |\t)\s{0,200}(?=\S)")
 _GPU_LABEL = re.compile(r"^GPU ?([0-9,]{1,800})$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,80}")
@@ -281,6 +282,14 @@ class _Reader:
                 paste.put("torch_version", f"{g['torch_base']}+rocm{g['rocm']}", n, how, pat.rank)
             if g.get("variant"):
                 paste.first("cuda_variant", g["variant"].lower(), n, how, pat.rank)
+            if g.get("driver"):
+                paste.put("nvidia_driver_version", g["driver"], n, how, pat.rank)
+            if g.get("os_name"):
+                paste.put("os", g["os_name"], n, how, pat.rank)
+            if g.get("installer"):
+                paste.first("installer", g["installer"].lower(), n, how, pat.rank)
+            elif pat.id == "pip-torch-pin":
+                paste.first("installer", "pip", n, how, pat.rank)
             if g.get("gpu") and not paste.gpu_groups and self._lookup():
                 name = re.sub(r"([RG]TX)(\d)", r"\1 \2", g["gpu"])
                 if tables.cc_for_gpu_name(name) is not None:
@@ -335,6 +344,9 @@ class _Reader:
         return self.p.labels.get(norm), norm
 
     def _key_value(self, n: int, s: str) -> bool:
+        m = _DOTTED.match(s) if " ..." in s else None
+        if m:  # DeepSpeed's ds_report: "torch version .................... 2.1.0+cu121"
+            return self._labelled(n, m.group(1), m.group(2), "key-value line")
         at = s.find(":")
         if at <= 0 or at > MAX_LABEL_CHARS:
             return False
@@ -581,6 +593,11 @@ _PATH_KINDS = {
     "labelled-version": "prose",
     "prose-gpu": "prose",
     "prose-python": "prose",
+    "prose-torch-short": "prose",
+    "prose-driver": "prose",
+    "prose-ubuntu": "prose",
+    "prose-centos": "prose",
+    "prose-installer": "prose",
 }
 _ARCH_WORD = re.compile(r"(?:sm_|compute_)?(\d{1,2})\.?(\d)([a-z]?)")
 

@@ -110,7 +110,7 @@ _SETS = {"torch_imported", "cuda_available", "cuda_build_none", "init_error", "c
 _GROUPS = {
     "gpu", "sm", "cc", "archs", "found", "cudnn_built", "cudnn_runtime", "torch", "torch_base",
     "python", "python_nodot", "python_min", "driver", "cuda_driver", "toolkit", "platform",
-    "variant", "rocm", "index",
+    "variant", "rocm", "index", "os_name", "installer",
 }
 _KEYS = {
     "torch_version", "cuda_compiled_version", "is_cuda_available", "python_version",

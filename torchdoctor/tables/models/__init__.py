@@ -50,6 +50,7 @@ MODELS: dict[str, str] = {
     "lscpu_labels": "other.LscpuLabels",
     "gpu_name_vendors": "other.GpuNameVendors",
     "paste_patterns": "other.PastePatterns",
+    "known_messages": "other.KnownMessages",
 }
 """The model of each data file, as ``module.Class`` under this package: a run imports only the
 modules of the files it parses (tests/test_typed_tables.py: every file of rules/data/ has one).

@@ -4,9 +4,9 @@ lscpu_labels, gpu_name_vendors and paste_patterns."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from torchdoctor.tables.models._base import Closed, Open, Sourced
 
@@ -90,3 +90,35 @@ class PastePatterns(Open):
     scoped_labels: list[dict[StrictStr, Any]] = []
     messages: list[dict[StrictStr, Any]] = []
     paths: list[dict[StrictStr, Any]] = []
+
+
+class MessageExample(Closed):
+    text: StrictStr
+    """The message as a real ticket quotes it (verbatim)."""
+    source: StrictStr
+    """The ticket, as owner/repo#number."""
+
+
+class KnownMessageEntry(Closed):
+    """One message of rules/data/known_messages.yaml: the mechanism
+    (torchdoctor.importers.paste.messages) checks on first use that the regex is linear and
+    that every placeholder of ``meaning`` is a group of it."""
+
+    id: StrictStr
+    needle: StrictStr
+    regex: Optional[StrictStr] = None
+    superseded_by: list[StrictStr] = []
+    """Ids of more specific entries: where one of them is found, this one is not reported."""
+    category: StrictStr
+    severity: Literal["error", "warning", "info"]
+    meaning: StrictStr
+    fix: StrictStr
+    printed_by: StrictStr
+    versions: StrictStr
+    sources: list[StrictStr] = Field(min_length=1)
+    """Where the message is printed (a library's source line) and public threads about it."""
+    examples: list[MessageExample] = Field(min_length=1)
+
+
+class KnownMessages(Closed):
+    messages: list[KnownMessageEntry] = Field(min_length=1)
