@@ -167,7 +167,7 @@ def build_pypi_table(records: list[dict]) -> str:
 def build_backends_since(records: list[dict]) -> dict:
     """{name: first release "X.Y" whose recorded sources define it}; a name already in the first
     recorded release maps to None (it predates what was read)."""
-    with_names = [r for r in records if r.get("torch.backends")]
+    with_names = [r for r in records if r.get("torch.backends")]  # sorted by release
     first: dict = {}
     for i, record in enumerate(with_names):
         minor = ".".join(record["release"].split(".")[:2])
@@ -185,11 +185,10 @@ SINCE_NOTE = (
 )
 
 
-def render_backends_table(text: str, since: dict) -> str:
+def render_backends_table(text: str, since: dict, last: str) -> str:
     """torch_backends.yaml with every name's ``since`` replaced by the generated one, the header's
     `since` paragraph and the ``since_unknown`` list regenerated; kinds and the rest kept."""
     out, unknown, in_names = [], [], False
-    last = max((v for v in since.values() if v), key=_key, default="?")
     head, _, _ = text.partition("# `since`:")
     rest = text[len(head):]
     rest = re.sub(r"\A# `since`:.*?(?=^[^#])", "", rest, count=1, flags=re.S | re.M)
@@ -205,7 +204,7 @@ def render_backends_table(text: str, since: dict) -> str:
             continue
         if line.startswith("names:"):
             in_names = True
-            out.append("since_unknown: " + _q(unknown) if False else "@@UNKNOWN@@")
+            out.append("@@UNKNOWN@@")  # filled in once every name was seen
         out.append(line)
     body = "\n".join(out) + "\n"
     body = body.replace("@@UNKNOWN@@", "since_unknown: " + _q(sorted(unknown)))

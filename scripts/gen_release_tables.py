@@ -171,7 +171,7 @@ def build(check: bool) -> int:
     records = load_recorded(RECORDED)
     outputs = {PYPI_TABLE: build_pypi_table(records),
                BACKENDS_TABLE: render_backends_table(BACKENDS_TABLE.read_text(encoding="utf-8"),
-                                                     build_backends_since(records))}
+                                                     build_backends_since(records), records[-1]["release"])}
     stale = 0
     for path, text in outputs.items():
         if (path.read_text(encoding="utf-8") if path.exists() else None) != text:
