@@ -131,6 +131,10 @@ def build_pypi_table(records: list[dict]) -> str:
         "#                apply on that platform (null: cuDNN bundled in the wheel, not pinned), and the compiled",
         "#                arch list: the CUDA_ARCH_FLAGS string of torch/lib/libtorch_python.so, which",
         "#                torch.cuda.get_arch_list() splits (cubins sm_XY and PTX compute_XY as built)",
+        "#   mps_message_macos  the macOS in the \"The MPS backend is supported on MacOS X.Y+\" message compiled into",
+        "#                the macOS arm64 wheel's torch/lib/libtorch_cpu.dylib (releases 1.12 on; null: no such message).",
+        "#                Evidence only, not read by torchdoctor: 2.5/2.6 still carry the 12.3 text although 2.5 raised",
+        "#                the minimum (pytorch#133141), and 2.12 on word it differently.",
         "#   source       where every value of the row was read",
         "releases:",
     ]
@@ -144,6 +148,12 @@ def build_pypi_table(records: list[dict]) -> str:
         if plain:
             lines.append(f"    python: {{min: {_q(plain[0])}, max: {_q(plain[-1])}}}")
         lines.append(f"    free_threaded: {_q(threaded)}")
+        mps = [w["libtorch_cpu.dylib MPS message"] for w in record["wheels"].values()
+               if "libtorch_cpu.dylib MPS message" in w]
+        if mps:
+            versions = sorted({m for x in mps[0] for m in re.findall(r"(\d+\.\d+)\+?$", x)}, key=_key)
+            lines.append(f"    mps_message_macos: {_q(versions[0] if len(versions) == 1 else None)}")
+            lines.append(f"    mps_source: {_q('torch/lib/libtorch_cpu.dylib of the macOS arm64 wheel: ' + (repr(mps[0][0]) if mps[0] else 'no MPS message'))}")
         lines.append("    pythons:")
         for group, values in tags.items():
             lines.append(f"      {group}: {_q(values)}")

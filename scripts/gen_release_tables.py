@@ -8,7 +8,8 @@ when a release appears; its output is committed and reviewed).
 upload times, Requires-Python) and, from one wheel per platform of every release, with HTTP
 range requests on the zip (scripts/wheelzip.py; nothing installed): the METADATA header
 (Requires-Python, Requires-Dist: the ``nvidia-*`` and ``cuda-toolkit`` pins), torch/version.py
-(the local label, +cu130), the CUDA_ARCH_FLAGS string of torch/lib/libtorch_python.so (what
+(the local label, +cu130), the macOS arm64 wheel's "The MPS backend is supported on MacOS 14.0+"
+message in torch/lib/libtorch_cpu.dylib (the minimum macOS MPS accepts), the CUDA_ARCH_FLAGS string of torch/lib/libtorch_python.so (what
 ``torch.cuda.get_arch_list()`` splits; Linux wheels), and the names torch/backends/**.py define
 (scripts/backends_names.py, from the Linux x86_64 wheel). One JSON file per release is written to
 tests/data/releases/ (recorded data: small excerpts, no wheel content beyond those).
@@ -126,6 +127,9 @@ def fetch_release(version: str, files: list) -> dict:
             wheel["torch/version.py"] = zf.read("torch/version.py").decode("utf-8", "replace").splitlines()
         if group.startswith("linux") and "torch/lib/libtorch_python.so" in zf.members:
             wheel["libtorch_python.so CUDA_ARCH_FLAGS"] = wheelzip.arch_flags(zf, "torch/lib/libtorch_python.so")
+        if group == "macos_arm64" and "torch/lib/libtorch_cpu.dylib" in zf.members:
+            wheel["libtorch_cpu.dylib MPS message"] = wheelzip.strings(
+                zf, "torch/lib/libtorch_cpu.dylib", rb"MPS backend is supported on Mac[Oo][Ss] [0-9.]+\+?")
         if group == "linux_x86_64":
             sources = {n: zf.read(n).decode("utf-8", "replace") for n in zf.members
                        if n.startswith("torch/backends/") and n.endswith(".py")}

@@ -107,3 +107,15 @@ def arch_flags(wheel: RemoteWheel, member: str) -> list[str]:
                 found.append(text)
         tail = buf[-512:]
     return found
+
+
+def strings(wheel: RemoteWheel, member: str, pattern: bytes) -> list[str]:
+    """Every distinct match of ``pattern`` in a streamed member (sorted)."""
+    found: set = set()
+    tail = b""
+    rx = re.compile(pattern)
+    for block in wheel.stream(member):
+        buf = tail + block
+        found.update(m.group(0).decode("ascii", "replace") for m in rx.finditer(buf))
+        tail = buf[-512:]
+    return sorted(found)
