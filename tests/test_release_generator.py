@@ -166,6 +166,8 @@ def test_no_python_3_15_wheel_before_2_15_but_free_threaded_3_14(version):
     assert tables.python_supported(version, "3.15") is False
     release = tables._release(version)
     assert "3.14t" in release["python"]["experimental"] and "3.15" not in release["python"]["experimental"]
+    hand = next(r for r in tables.load("torch_releases")["releases"] if r["version"] == version.rsplit(".", 1)[0])
+    assert hand["python"].get("experimental") == ["3.14t"]  # the typed row agrees with the wheels
 
 
 def test_mps_needs_macos_14_from_2_9():
