@@ -130,10 +130,12 @@ def test_gpu_reproducible_plan_pins_its_knobs():
 
 
 def test_a_setting_the_torch_version_lacks_is_skipped_with_the_reason():
-    _, gen = plan_and_configs(facts_for_gpu("A100", "2.4"), "llm-training")
+    _, gen = plan_and_configs(facts_for_gpu("A100", "2.2"), "llm-training")
     reasons = {s.label: s.reason for s in gen.skipped}
-    assert reasons["matmul_precision=high · sdpa=cudnn"] == "torch.backends.cuda.enable_cudnn_sdp does not exist in torch 2.4"
+    assert reasons["matmul_precision=high · sdpa=cudnn"] == "torch.backends.cuda.enable_cudnn_sdp does not exist in torch 2.2"
     assert any(c.changed == "sdpa=flash" for c in gen.configs)
+    _, newer = plan_and_configs(facts_for_gpu("A100", "2.4"), "llm-training")  # in the 2.3.0 wheel on (issue 19)
+    assert not any("sdpa=cudnn" in s.label for s in newer.skipped)
     _, old = plan_and_configs(facts_for_gpu("A100", "1.9"), "classification")
     (bf16,) = [s for s in old.skipped if "bf16" in s.label]
     assert bf16.reason.startswith("autocast.dtype = 'bfloat16' does not exist in torch 1.9: before 1.10")

@@ -348,7 +348,7 @@ def test_version_checks_are_decided_for_the_target_torch(test, expected):
 def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
     """hasattr of a name the target torch has is a check that holds: its body is linted (mkl
     exists, mkl.enabled is still a setting that does nothing); of a name it lacks (cudnn SDPA
-    before 2.5), the body is the dead arm."""
+    before 2.3), the body is the dead arm."""
     code = ('import torch\n'
             'if torch.__version__ >= "2.4":\n'
             '    torch.backends.cudnn.determinstic = True\n'
@@ -360,7 +360,8 @@ def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
             '    torch.backends.cuda.enable_cudnn_sdp(False)\n'
             '    torch.backends.cuda.sdp_kernel(enable_math=False)\n')
     assert [f.line for f in _lint(code)] == [3, 7, 10]
-    assert [f.line for f in _lint(code, torch="2.4")] == [3, 7]  # enable_cudnn_sdp came in 2.5
+    assert [f.line for f in _lint(code, torch="2.4")] == [3, 7, 10]  # enable_cudnn_sdp is in 2.3.0 on (issue 19)
+    assert [f.line for f in _lint(code, torch="2.2")] == [5, 7]  # ... and not in 2.2: the body is dead
     assert [f.line for f in _lint(code, torch="2.1")] == [5, 7]
 
 
@@ -370,7 +371,8 @@ def test_the_live_arm_of_a_version_check_is_linted_and_the_dead_one_is_not():
     ('hasattr(pl_module, "log_images") and callable(pl_module.log_images)', "2.13", "neutral"),
     ('hasattr(torch.cuda.amp, "autocast")', "2.13", True),  # deprecated means present
     ('not hasattr(torch.amp, "GradScaler")', "2.13", False),  # the replacement is present
-    ('hasattr(torch.backends.cuda, "enable_cudnn_sdp")', "2.4", False),  # the table's since
+    ('hasattr(torch.backends.cuda, "enable_cudnn_sdp")', "2.2", False),  # the table's since (2.3)
+    ('hasattr(torch.backends.cuda, "enable_cudnn_sdp")', "2.4", True),
     ('hasattr(torch.backends.cudnn, "fastest")', "2.13", False),  # not in the table: absent
     ('hasattr(torch.cuda, "is_bf16_supported")', "2.13", True),  # public, unknown: assumed present
     ('hasattr(torch, "_six")', "2.13", None),  # private and unknown: undecided
@@ -389,13 +391,13 @@ def test_guards_are_decided_part_by_part(test, torch, expected):
 def test_a_try_body_guards_only_the_names_the_target_lacks():
     code = ('import torch\n'
             'try:\n'
-            '    torch.backends.cuda.enable_cudnn_sdp(False)\n'
+            '    torch.backends.cuda.matmul.allow_fp16_accumulation = True\n'
             '    scaler = torch.cuda.amp.GradScaler()\n'
             '    torch.backends.cudnn.fastest = True\n'
             'except (AttributeError, RuntimeError):\n'
             '    scaler = torch.cuda.amp.GradScaler(enabled=False)\n')
     assert [(f.line, f.id) for f in _lint(code)] == [(4, "deprecated-torch-api")]
-    assert [f.line for f in _lint(code, torch="2.4")] == [4]  # cudnn SDPA (2.5) is not reported
+    assert [f.line for f in _lint(code, torch="2.4")] == [4]  # allow_fp16_accumulation (2.7) is not reported
 
 
 def test_bindings_in_the_dead_arm_of_a_version_check_do_not_hide_the_live_one():

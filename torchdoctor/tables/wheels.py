@@ -39,8 +39,32 @@ def _release(torch_version: Any) -> Optional[dict]:
                     for field, value in change.items():
                         base = merged.get(field)
                         merged[field] = {**base, **value} if isinstance(base, dict) else value
-            return merged
+            return _with_wheels(merged, version)
     return None
+
+
+@_load.derived("pypi_wheels")
+def _pypi_rows(data: Any) -> dict:
+    return {Version(str(r["version"])).release: r for r in (data or {}).get("releases") or []}
+
+
+def _with_wheels(merged: dict, version: Version) -> dict:
+    """What the published wheels of the release say (rules/data/pypi_wheels.yaml, generated from
+    them) replaces the typed values: the Python range and free-threaded builds, the local label of
+    the PyPI Linux x86_64 wheel (default_cuda) and the cuDNN it pins."""
+    row = _pypi_rows().get((version.release + (0, 0))[:3])
+    if row is None:
+        return merged
+    if row.get("python"):
+        merged["python"] = {"min": row["python"]["min"], "max": row["python"]["max"],
+                            "experimental": list(row.get("free_threaded") or [])}
+    build = row.get("linux_x86_64") or {}
+    if build.get("local") and build["local"] != "cpu":
+        merged["default_cuda"] = build["local"]
+        if build.get("cudnn"):
+            merged["cudnn"] = {**(merged.get("cudnn") or {}), build["local"]: build["cudnn"]}
+    merged["wheels_source"] = row.get("source")
+    return merged
 
 
 def sdpa_backends(cc: Any, torch_version: Any) -> Optional[dict]:

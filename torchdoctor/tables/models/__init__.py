@@ -35,6 +35,7 @@ MODELS: dict[str, str] = {
     "driver_min": "gpu.DriverMin",
     "wheel_archs": "builds.WheelArchs",
     "torch_releases": "builds.TorchReleases",
+    "pypi_wheels": "builds.PypiWheels",
     "rocm_archs": "builds.RocmArchs",
     "sdpa_backends": "builds.SdpaBackends",
     "torch_ecosystem": "releases.TorchEcosystem",
