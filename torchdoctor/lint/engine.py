@@ -129,19 +129,10 @@ def _keep_fixes_that_hold(source: str, tree: ast.AST, findings: list) -> None:
     if not fixable:
         return
     lines = split_lines(source, keepends=True)
-    data = source.encode("utf-8")
 
     def holds(group: list) -> bool:
-        spans = [_spans(lines, f.edits) for f in group]
-        if any(sp is None for sp in spans) or not all(f.expect for f in group):
-            return False
-        taken: list = []
-        for sp in spans:
-            if _overlaps(sp, taken):
-                return False  # two fixes on one place: not a combination to judge
-            taken += [(a, b) for a, b, _ in sp]
-        new = _splice(data, [x for sp in spans for x in sp])
-        return new is not None and fixcheck.verify(source, new, [p for f in group for p in f.expect], tree)
+        chosen = _pick(lines, group)
+        return len(chosen) == len(group) and _apply(source, chosen, tree) is not None
 
     if len(fixable) > 1 and holds(fixable):
         return
@@ -267,28 +258,38 @@ def _splice(data: bytes, spans: list) -> Optional[str]:
         return None  # an edit inside a character
 
 
+def _pick(lines: list, findings: list) -> list:
+    """``[(finding, spans)]`` of the findings whose edits have a stated intention, lie inside the
+    text and overlap no earlier one's (the later of two fixes on one place is left out)."""
+    chosen, taken = [], []
+    for f in findings:
+        spans = _spans(lines, f.edits) if f.edits and f.expect else None
+        if spans is None or _overlaps(spans, taken):
+            continue
+        taken += [(s, e) for s, e, _ in spans]
+        chosen.append((f, spans))
+    return chosen
+
+
+def _apply(source: str, chosen: list, tree: Optional[ast.AST] = None) -> Optional[str]:
+    """The source with the chosen fixes, if it is the original tree with exactly their intended
+    nodes replaced (fixcheck), else None."""
+    if not chosen:
+        return None
+    new = _splice(source.encode("utf-8"), [sp for _, spans in chosen for sp in spans])
+    if new is None or not fixcheck.verify(source, new, [p for f, _ in chosen for p in f.expect], tree):
+        return None
+    return new
+
+
 def apply_edits(source: str, findings: list, unsafe: bool) -> tuple:
     """(new source, the findings fixed): the non-overlapping fixes applied from the end, and the
     result checked (fixcheck) to be the original with exactly their intended nodes replaced;
     where the combination is not, nothing is applied."""
-    lines = split_lines(source, keepends=True)
-    chosen, taken = [], []
-    for f in findings:
-        if not f.edits or not f.expect or (f.fix["applicability"] != "safe" and not unsafe):
-            continue
-        spans = _spans(lines, f.edits)
-        if spans is None:
-            continue
-        if _overlaps(spans, taken):
-            continue
-        taken += [(s, e) for s, e, _ in spans]
-        chosen.append((f, spans))
-    if not chosen:
-        return source, []
-    new = _splice(source.encode("utf-8"), [sp for _, spans in chosen for sp in spans])
-    if new is None or not fixcheck.verify(source, new, [p for f, _ in chosen for p in f.expect]):
-        return source, []
-    return new, [f for f, _ in chosen]
+    wanted = [f for f in findings if f.fix and (f.fix["applicability"] == "safe" or unsafe)]
+    chosen = _pick(split_lines(source, keepends=True), wanted)
+    new = _apply(source, chosen)
+    return (source, []) if new is None else (new, [f for f, _ in chosen])
 
 
 def fix_source(source: str, lint: "callable", unsafe: bool) -> tuple:
