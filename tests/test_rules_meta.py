@@ -28,7 +28,7 @@ def test_schema_json_is_current():
 def test_settings_schema_json_is_current():
     """settings.yaml names ./settings.schema.json for editors: it exists and is the registry's
     model as it is now."""
-    from torchdoctor.cli import settings_schema_text
+    from torchdoctor.settings import settings_schema_text
 
     registry = default_rules_dir() / "settings.yaml"
     assert "$schema=./settings.schema.json" in registry.read_text(encoding="utf-8").splitlines()[0]

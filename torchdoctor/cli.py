@@ -673,24 +673,9 @@ def rules_test(paths) -> None:
 def rules_schema(of_settings) -> None:
     """Print the JSON schema of rule files (rules/schema.json)."""
     from torchdoctor.rules import rule_schema_text
+    from torchdoctor.settings import settings_schema_text
 
     stdout_write(settings_schema_text() if of_settings else rule_schema_text())
-
-
-def settings_schema_text() -> str:
-    """JSON schema of rules/settings.yaml, from the registry's model (what editors validate
-    the file against; tests/test_rules_meta.py keeps rules/settings.schema.json current). An
-    entry's ``key`` is its name in the ``settings`` mapping, not a field of the entry."""
-    import json
-
-    from torchdoctor.settings import Registry
-
-    schema = Registry.model_json_schema()
-    entry = schema["$defs"]["Setting"]
-    entry["properties"].pop("key", None)
-    entry["required"] = [name for name in entry.get("required", []) if name != "key"]
-    schema["title"] = "torchdoctor settings registry"
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
 # ----------------------------------------------------------------------------------------

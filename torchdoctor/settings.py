@@ -534,3 +534,17 @@ def _check_requires(path: str, settings: dict[str, Setting]) -> None:
 def kind_order(setting: Union[Setting, str]) -> int:
     kind = setting.kind if isinstance(setting, Setting) else setting
     return KIND_ORDER[kind]
+
+
+def settings_schema_text() -> str:
+    """JSON schema of rules/settings.yaml, from the registry's model (what editors validate
+    the file against; tests/test_rules_meta.py keeps rules/settings.schema.json current). An
+    entry's ``key`` is its name in the ``settings`` mapping, not a field of the entry."""
+    import json
+
+    schema = Registry.model_json_schema()
+    entry = schema["$defs"]["Setting"]
+    entry["properties"].pop("key", None)
+    entry["required"] = [name for name in entry.get("required", []) if name != "key"]
+    schema["title"] = "torchdoctor settings registry"
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
