@@ -91,7 +91,7 @@ def test_ticket_layout_summary_findings_collect_env_facts():
     first = text.splitlines()[0]
     assert first.startswith("**Environment:** torch 1.12.1+cu116 · CUDA 11.6 · 3× NVIDIA GeForce RTX 3090")
     assert "sm_86" in first and "driver 515.65.01" in first and "Python 3.9.13" in first
-    assert re.search(r"\*\*(healthy|needs attention|broken)\*\*", first)
+    assert re.search(r"\*\*(healthy|needs attention|broken|not diagnosed \([^)]*\))\*\*", first)
     i_find = text.index("### Findings")
     i_env = text.index("### Environment (`python -m torch.utils.collect_env` layout)")
     i_facts = text.index("### All facts")

@@ -181,3 +181,69 @@ def test_import_failure_reads_a_bounded_prefix_and_only_strings():
     assert tables.import_failure("x" * tables.MAX_IMPORT_ERROR_SCAN + tail) is None
     assert tables.import_failure(None) is None and tables.import_failure(["undefined symbol"]) is None
     assert tables.import_failure("ImportError: libcudnn.so.9: cannot open shared object file") is None
+
+
+# ----------------------------------------------------------------------------------------
+# the verdict: never "healthy" when the thing to diagnose is absent or unknown (issue 21, 6)
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def python_without_torch(tmp_path_factory) -> str:
+    """A real interpreter without torch: a fresh venv (about 0.2 s)."""
+    import os
+    import subprocess
+    import sys
+
+    venv = tmp_path_factory.mktemp("no-torch") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    return str(venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+
+
+def _first_lines(capsys, *argv: str) -> tuple[str, str]:
+    code = main(list(argv))
+    out, _ = capsys.readouterr()
+    assert code == 0, out[-500:]
+    return out, "\n".join(out.splitlines()[:3])
+
+
+def test_no_torch_is_not_diagnosed_in_every_view(capsys, python_without_torch):
+    """`check` against a python without torch: the note is right, and no view calls it healthy."""
+    py = ("--python", python_without_torch)
+    out, head = _first_lines(capsys, "check", *py)
+    assert "torch-not-installed" in out
+    assert "not diagnosed (torch not installed)" in head and "healthy" not in head
+    _, head = _first_lines(capsys, "check", *py, "--format", "markdown")
+    assert head.startswith("## torchdoctor check: not diagnosed (torch not installed)"), head
+    out, _ = _first_lines(capsys, "check", *py, "--format", "json")
+    assert json.loads(out)["verdict"] == "not diagnosed (torch not installed)"
+    _, head = _first_lines(capsys, "report", *py)
+    assert "**not diagnosed (torch not installed)**" in head and "healthy" not in head
+
+
+def test_a_paste_without_torch_is_not_diagnosed(capsys, tmp_path):
+    """Prose with no environment fact: nothing was diagnosed, so nothing is healthy."""
+    paste = tmp_path / "issue.txt"
+    paste.write_text("Training got slower after I upgraded, any idea why?\n", encoding="utf-8")
+    out, _ = _first_lines(capsys, "check", "--from-report", str(paste), "--format", "json")
+    assert json.loads(out)["verdict"] == "not diagnosed (torch unknown)"
+    _, head = _first_lines(capsys, "check", "--from-report", str(paste))
+    assert "healthy" not in head
+
+
+def test_a_job_with_a_missing_rank_is_not_healthy():
+    """check --distributed: ranks whose facts never arrived were not diagnosed."""
+    from torchdoctor.distributed.model import JobReport
+    from torchdoctor.facts import MissingRank
+    from torchdoctor.render.distributed import render
+
+    recorded = JobReport.model_validate_json((DATA / "distributed" / "two_nodes_job.json").read_text())
+    quiet = recorded.model_copy(update={"findings": []})
+    assert render(quiet, "terminal").startswith("torchdoctor check --distributed: healthy")
+    job = recorded.job.model_copy(update={"ranks": recorded.job.ranks[:-1],
+                                          "missing": [MissingRank(rank=3, stage="never-joined")]})
+    partial = quiet.model_copy(update={"job": job})
+    want = "not diagnosed (3 of 4 ranks reported)"
+    assert render(partial, "terminal").startswith(f"torchdoctor check --distributed: {want}")
+    assert render(partial, "markdown").startswith(f"## torchdoctor check --distributed: {want}")
+    assert json.loads(render(partial, "json"))["verdict"] == want

@@ -7,6 +7,7 @@ facts."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from typing import Any
 
@@ -20,8 +21,17 @@ LABEL = {"error": "ERROR", "warning": "WARN", "info": "note"}
 
 
 def verdict(report: JobReport) -> str:
+    """As render/summary.py's verdict, over the job: never ``healthy`` when a rank's facts did
+    not arrive (that rank was not diagnosed)."""
     sev = {p.finding.severity for p in report.findings}
-    return "broken" if "error" in sev else "needs attention" if "warning" in sev else "healthy"
+    if "error" in sev:
+        return "broken"
+    if "warning" in sev:
+        return "needs attention"
+    job = report.job
+    if job.missing or len(job.ranks) < job.world_size:
+        return f"not diagnosed ({len(job.ranks)} of {plural(job.world_size, 'rank')} reported)"
+    return "healthy"
 
 
 def counts(report: JobReport) -> str:
@@ -160,7 +170,13 @@ def render_markdown(report: JobReport, **_: object) -> str:
 
 
 def render_json(report: JobReport, **_: object) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+    data = json.loads(report.model_dump_json())
+    out = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "command":
+            out["verdict"] = verdict(report)
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
 def render(report: JobReport, fmt: str, **options: Any) -> str:

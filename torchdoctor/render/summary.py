@@ -14,8 +14,29 @@ from torchdoctor.report import Report
 
 
 def verdict(report: Report) -> str:
+    """``broken`` (an error), ``needs attention`` (a warning), ``healthy``; never ``healthy``
+    when there was nothing to diagnose: torch absent, not importable or not known at all (see
+    :func:`undiagnosed`) gives ``not diagnosed (torch not installed)`` and the like."""
     c = report.counts()
-    return "broken" if c["error"] else "needs attention" if c["warning"] else "healthy"
+    if c["error"]:
+        return "broken"
+    if c["warning"]:
+        return "needs attention"
+    missing = undiagnosed(report.facts)
+    return f"not diagnosed ({missing})" if missing else "healthy"
+
+
+def undiagnosed(facts: Facts) -> Optional[str]:
+    """Why these facts cannot be called healthy: torch, the thing diagnosed, is not installed,
+    does not import, or is unknown (no torch fact at all: a paste that does not state it, an
+    unreadable probe). None when torch was read (its import succeeded or its version is known)."""
+    t = namespace(facts, "torch")
+    if t is None:
+        return "torch unknown"
+    status = t.import_status
+    if isinstance(status, str):
+        return None if status == "ok" else torch_summary(facts)
+    return None if isinstance(t.version, str) else "torch unknown"
 
 
 def counts_line(report: Report) -> str:
