@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -397,3 +398,62 @@ def test_a_long_error_message_is_cut_keeping_its_end(capsys, tmp_path):
     assert len(lines) == 1 and len(lines[0]) <= MAX_MESSAGE_CHARS + len("torchdoctor: error: ")
     assert lines[0].startswith(f"torchdoctor: error: {tmp_path}")
     assert lines[0].endswith("facts.json: cannot read: No such file or directory") and "…" in lines[0]
+
+
+# ----------------------------------------------------------------------------------------
+# counts are of what is shown (issue 21, item 7)
+# ----------------------------------------------------------------------------------------
+
+
+def _tally_numbers(text: str) -> dict:
+    m = re.search(r"(\d+) errors?, (\d+) warnings?, (\d+) notes?", text)
+    assert m, text[-600:]
+    return dict(zip(("error", "warning", "info"), map(int, m.groups())))
+
+
+@pytest.mark.parametrize("fmt", ["terminal", "markdown"])
+def test_recommend_counts_the_findings_it_lists(capsys, fmt):
+    """A note whose advice became a row of the settings table is not listed as a finding: the
+    tally counts what is listed and says how many notes the settings table holds instead."""
+    facts = Path(__file__).resolve().parent / "machines" / "cpu-epyc9654-docker-6cpus.json"
+    code, out, _ = run(capsys, "recommend", "--task", "detection", "--facts", str(facts), "--format", "json")
+    findings = json.loads(out)["findings"]
+    code, out, _ = run(capsys, "recommend", "--task", "detection", "--facts", str(facts), "--format", fmt)
+    shown = {sev: len(re.findall(rf"\b{label} \[", out, flags=re.IGNORECASE))
+             for sev, label in (("error", "error"), ("warning", "warning"), ("info", "info"))}
+    if fmt == "markdown":
+        shown = {sev: len(re.findall(rf"^\| {sev} \| `", out, flags=re.MULTILINE)) for sev in shown}
+    told = _tally_numbers(out)
+    assert told == shown, (told, shown, out[-1500:])
+    hidden = len(findings) - sum(shown.values())
+    assert hidden > 0  # the case of the issue: advice shown as settings, not as findings
+    assert f"+{hidden} shown as recommended settings" in out
+
+
+def test_rules_list_has_the_lint_rules(capsys):
+    lint = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "rules" / "lint").glob("*.yaml"))
+    code, out, _ = run(capsys, "rules", "list")
+    listed = {line.split()[0] for line in out.splitlines() if line.strip()}
+    assert code == 0 and set(lint) <= listed
+    code, out, _ = run(capsys, "rules", "list", "--format", "json")
+    assert {r["id"] for r in json.loads(out) if r.get("lint")} >= set(lint)
+
+
+def test_rules_test_counts_examples_and_rules_of_each_kind(capsys, tmp_path):
+    root = Path(__file__).resolve().parents[1] / "rules"
+    code, out, _ = run(capsys, "rules", "test", str(root / "lint" / "parse-error.yaml"))
+    assert code == 0 and out.splitlines()[-1] == \
+        "2 examples: 2 passed, 0 failed, 0 xfailed (0 environment rules, 1 lint rule)"
+    code, out, _ = run(capsys, "rules", "test", str(root / "lint"), str(root / "threads"))
+    n_lint = len(list((root / "lint").glob("*.yaml")))
+    n_env = len(list((root / "threads").glob("*.yaml")))
+    assert code == 0 and f"({n_env} environment rules, {n_lint} lint rules)" in out.splitlines()[-1]
+    # a lint rule of one's own, not shipped, with a failing example: tested, and it fails
+    mine = tmp_path / "lint"
+    mine.mkdir()
+    text = (root / "lint" / "parse-error.yaml").read_text(encoding="utf-8")
+    (mine / "my-parse-error.yaml").write_text(
+        text.replace("id: parse-error", "id: my-parse-error").replace("x = 1", "x = (", 1), encoding="utf-8")
+    code, out, _ = run(capsys, "rules", "test", str(mine / "my-parse-error.yaml"))
+    assert code == 1 and "FAIL my-parse-error[ok: fine]" in out, out
+    assert out.splitlines()[-1].endswith("(0 environment rules, 1 lint rule)")

@@ -594,10 +594,11 @@ def rules() -> None:
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal")
 def rules_list(rules_dirs, fmt) -> None:
-    """List every rule with its severity, category and summary."""
+    """List every rule (environment rules, then lint rules) with its severity, category and summary."""
+    from torchdoctor.lint.knowledge import load as load_lint
     from torchdoctor.render.rules import listing
 
-    stdout_write(listing(load_all_rules(rules_dirs), fmt))
+    stdout_write(listing(load_all_rules(rules_dirs), fmt, lint=load_lint().rules))
 
 
 @rules.command("explain")
@@ -631,40 +632,9 @@ def rules_explain(rule_id, rules_dirs) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 def rules_test(paths) -> None:
     """Run rule examples (fires / ok / skips) without pytest: for people writing rules."""
-    from pathlib import Path
+    from torchdoctor.rule_examples import run
 
-    from torchdoctor.engine import run_examples
-    from torchdoctor.rules import load_rule_file, load_rules, rule_files_any
-
-    if paths:
-        files: list = []
-        for p in paths:
-            files += [Path(p)] if Path(p).is_file() else rule_files_any(Path(p))
-        lint_files = [f for f in files if f.resolve().parent.name == "lint"]
-        selected = [load_rule_file(f) for f in files if f not in lint_files]
-    else:
-        lint_files, selected = None, load_rules()
-    from torchdoctor.lint.examples import run_paths
-
-    failed, passed = run_paths(lint_files, stdout_write)
-    xfailed = 0
-    for rule in selected:
-        for res in run_examples(rule):
-            label = f"{res.rule}[{res.group}: {res.name}]"
-            if res.xfail:
-                if res.passed:
-                    failed += 1
-                    stdout_write(f"XPASS {label}: known gap now passes; remove its xfail\n")
-                else:
-                    xfailed += 1
-                continue
-            if res.passed:
-                passed += 1
-            else:
-                failed += 1
-                stdout_write(f"FAIL {label}: {res.detail}\n")
-    stdout_write(f"{passed} passed, {failed} failed, {xfailed} xfailed ({len(selected)} rules)\n")
-    sys.exit(1 if failed else 0)
+    sys.exit(run(paths, stdout_write))
 
 
 @rules.command("schema")

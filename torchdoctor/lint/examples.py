@@ -58,15 +58,19 @@ def run_all(know: Knowledge, rules: Optional[list] = None) -> list:
 
 def run_paths(paths, write) -> tuple:
     """For `rules test`: run the examples of the shipped lint rules (``paths`` None) or of the
-    lint rule files given; (failed, passed)."""
-    from torchdoctor.lint.knowledge import load
+    lint rule files given (shipped or not); (failed, passed, rules run)."""
+    from pathlib import Path
 
-    know = load()
+    from torchdoctor.lint.knowledge import lint_dir, load
+
     if paths is None:
+        know = load()
         rules = know.rules
     else:
-        wanted = {p.resolve().stem for p in paths}
-        rules = [r for r in know.rules if r.id in wanted]
+        wanted = {Path(p).resolve() for p in paths}
+        shipped = {p.resolve() for p in lint_dir().glob("*.yaml")}
+        know = load(tuple(sorted(str(p) for p in wanted - shipped)))
+        rules = [r for r in know.rules if Path(r.path).resolve() in wanted]
     failed = passed = 0
     for res in run_all(know, rules) if rules else []:
         if res.passed:
@@ -74,4 +78,4 @@ def run_paths(paths, write) -> tuple:
         else:
             failed += 1
             write(f"FAIL {res.rule}[{res.group}: {res.name}]: {res.detail}\n")
-    return failed, passed
+    return failed, passed, len(rules)

@@ -7,15 +7,21 @@ import json
 from typing import Any, Sequence
 
 
-def listing(rules: Sequence[Any], fmt: str = "terminal") -> str:
-    """One line per rule (id, severity, category, summary), sorted by category then id; or
-    the same as a JSON list (with each rule's precedence)."""
+def listing(rules: Sequence[Any], fmt: str = "terminal", lint: Sequence[Any] = ()) -> str:
+    """One line per rule (id, severity, category, summary): the environment rules sorted by
+    category then id, then the lint rules (category ``lint/<kind>``) by id; or the same as a JSON
+    list (environment rules with their precedence, lint rules with ``"lint": true``)."""
     ordered = sorted(rules, key=lambda r: (r.category, r.id))
+    linted = sorted(lint, key=lambda r: r.id)
     if fmt == "json":
         return json.dumps([{"id": r.id, "severity": r.severity, "category": r.category,
-                            "precedence": r.precedence, "summary": r.summary} for r in ordered],
+                            "precedence": r.precedence, "summary": r.summary} for r in ordered]
+                          + [{"id": r.id, "severity": r.severity, "category": f"lint/{r.kind}",
+                              "lint": True, "default": r.default, "summary": r.summary} for r in linted],
                           indent=2) + "\n"
-    return "".join(f"{r.id:45s} {r.severity:8s} {r.category:22s} {r.summary}\n" for r in ordered)
+    rows = [(r.id, r.severity, r.category, r.summary) for r in ordered]
+    rows += [(r.id, r.severity, f"lint/{r.kind}", r.summary) for r in linted]
+    return "".join(f"{i:45s} {sev:8s} {cat:22s} {summary}\n" for i, sev, cat, summary in rows)
 
 
 def explain(rule: Any) -> str:

@@ -39,8 +39,23 @@ def undiagnosed(facts: Facts) -> Optional[str]:
     return None if isinstance(t.version, str) else "torch unknown"
 
 
+def shown_counts(report: Report) -> tuple[dict[str, int], int]:
+    """The counts of the findings a view lists (``Report.displayed_findings``), and how many
+    notes are not listed because their advice is a row of the settings plan instead."""
+    shown = report.displayed_findings()
+    c = {"error": 0, "warning": 0, "info": 0}
+    for f in shown:
+        c[f.severity] += 1
+    return c, len(report.findings) - len(shown)
+
+
+def as_settings(n: int) -> str:
+    return f" (+{n} shown as recommended settings)" if n else ""
+
+
 def counts_line(report: Report) -> str:
-    """``1 error(s), 2 warning(s), 3 note(s)``."""
+    """``1 error(s), 2 warning(s), 3 note(s)``: every finding (the ticket lists them all; the
+    terminal and Markdown tally, beside a settings table, is :func:`tally`)."""
     c = report.counts()
     return f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)"
 
@@ -168,11 +183,12 @@ def status_line(report: Report) -> str:
 
 
 def tally(report: Report, explain: bool = False) -> str:
-    """Counts, and which rules did not run: skipped for unknown facts, or (check) not
-    evaluated because they judge a workload and none was declared."""
-    counts = report.counts()
+    """Counts of the findings listed (notes whose advice is a settings row are counted apart:
+    ``1 note (+2 shown as recommended settings)``), and which rules did not run: skipped for
+    unknown facts, or (check) not evaluated because they judge a workload and none was declared."""
+    counts, hidden = shown_counts(report)
     text = (f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, "
-            f"{plural(counts['info'], 'note')} · {report.rules_evaluated} rules evaluated")
+            f"{plural(counts['info'], 'note')}{as_settings(hidden)} · {report.rules_evaluated} rules evaluated")
     skipped = len(report.fact_skipped())
     workload = len(report.workload_skipped())
     if report.command != "check":

@@ -360,5 +360,5 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
             parts += [st, Text("")]
     parts.append(Text(tally(report, explain), style="dim"))
     console.print(Panel(Group(*parts), title=title, title_align="left",
-                        border_style="red" if counts["error"] else "yellow" if counts["warning"] else "green"))
+                        border_style="red" if counts["error"] else "green" if title.endswith(": healthy") else "yellow"))
     return buf.getvalue()
