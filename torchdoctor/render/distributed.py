@@ -7,7 +7,6 @@ facts."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from typing import Any
 
@@ -170,13 +169,8 @@ def render_markdown(report: JobReport, **_: object) -> str:
 
 
 def render_json(report: JobReport, **_: object) -> str:
-    data = json.loads(report.model_dump_json())
-    out = {}
-    for key, value in data.items():
-        out[key] = value
-        if key == "command":
-            out["verdict"] = verdict(report)
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    # no verdict key: this JSON is a JobReport, read back as one (JobReport.model_validate_json)
+    return report.model_dump_json(indent=2) + "\n"
 
 
 def render(report: JobReport, fmt: str, **options: Any) -> str:
