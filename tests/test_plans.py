@@ -459,3 +459,42 @@ def test_snippet_applies_quota_threads_and_repro_bundle(snippet_runs):
     for s in report.settings:
         observed, expected = _expected(s.key, s.value, got)
         assert observed == expected, s.key
+
+
+# ------------------------------------------------------------------------------------------------------
+# the snippet imports what its statements use, and nothing else (issue 21, item 9)
+# ------------------------------------------------------------------------------------------------------
+
+
+def _top_level_imports(tree: ast.Module) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for node in tree.body if isinstance(node, ast.Import)
+            for a in node.names}
+
+
+def _used_names(tree: ast.Module) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("name", MACHINES)
+def test_snippet_imports_exactly_what_it_uses(name, task):
+    tree = ast.parse(plan(name, task).snippet)
+    imported, used = _top_level_imports(tree), _used_names(tree)
+    assert imported - used == set(), f"{name} / {task}: imported and never used"
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) or {"os", "random", "warnings"}
+    local = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+             if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    assert (used & stdlib) - local == set(), f"{name} / {task}: used and never imported"
+
+
+def test_a_plan_of_dataloader_values_imports_nothing():
+    """The case of the issue: `recommend --task detection` on a 2-CPU box (no thread setting to
+    make) imported os and random, and torch, for three DataLoader values."""
+    from torchdoctor.render.snippet import render
+
+    report = plan("cpu-epyc9654-docker-6cpus", "detection")
+    values = [s for s in report.settings if s.key.startswith("dataloader.")]
+    assert values
+    only_values = report.model_copy(update={"settings": values})
+    tree = ast.parse(render(only_values))
+    assert _top_level_imports(tree) == set() and "DATALOADER_KWARGS" in _used_names(tree)

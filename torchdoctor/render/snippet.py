@@ -7,9 +7,18 @@ and tags each with the rule that asked for it. It imports nothing but the Report
 
 from __future__ import annotations
 
+import ast
+import builtins
+import sys
+import textwrap
 from typing import Optional
 
 from torchdoctor.report import Report
+
+_DEFINED = {"torch", "DATALOADER_KWARGS"}
+"""Names the template itself imports or defines."""
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset(
+    {"os", "random", "warnings", "sys", "math", "functools", "contextlib"})  # Python 3.9
 
 
 def _template():
@@ -53,9 +62,43 @@ def render(report: Report) -> str:
         torch_version=safe_version(report.torch_version),
         workload=described,
         groups=groups,
+        imports=imports(groups),
+        import_torch=bool(groups["torch"] or groups["cuda"]) or "torch" in used_names(groups),
         code_names=_code_names(groups["code"]),
         code_help=_code_help(report, groups["code"]),
     )
+
+
+def imports(groups: dict[str, list[str]]) -> list[str]:
+    """The standard-library modules the statements use and do not import themselves, read from
+    their syntax tree (``os.environ[...]`` needs ``import os``; a ``random.seed`` inside a
+    function too; ``import warnings`` inside a statement needs nothing more), sorted."""
+    return sorted(name for name in used_names(groups) if name in _STDLIB)
+
+
+def used_names(groups: dict[str, list[str]]) -> set[str]:
+    """Names the statements read and do not bind themselves (nor the template, nor builtins)."""
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for lines in groups.values():
+        if not lines:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent("\n".join(lines)))
+        except SyntaxError:  # the registry's code is checked to parse; never guess past it
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+    return loaded - bound - (_DEFINED - {"torch"}) - set(dir(builtins))
 
 
 def safe_version(text: Optional[str]) -> str:
