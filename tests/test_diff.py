@@ -409,3 +409,38 @@ def test_where_a_pasted_fact_was_read_is_no_difference():
     result = diff_facts(a, b)
     paths = [d.path for d in result.relevant + result.unknown + result.noise + result.unknown_noise]
     assert not [p for p in paths if p.startswith("sources")]
+
+
+# ----------------------------------------------------------------------------------------
+# the terminal table never breaks a fact name mid-word (issue 21, item 12)
+# ----------------------------------------------------------------------------------------
+
+
+def _fact_column(text: str) -> list[str]:
+    """The first column of every table row of a rendered diff, one entry per printed line."""
+    return [line.split("│")[1].strip() for line in text.splitlines()
+            if line.startswith("│") and line.count("│") >= 3]
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+@pytest.mark.parametrize(("left", "right"), [
+    (DATA / "diff" / "README.md", PROBE),            # a pasted README that lists torch vs a probe
+    (HEALTHY / "v06.txt", HEALTHY / "v05.txt"),      # two real collect_env reports
+    (CU116, CU113),
+])
+def test_fact_names_break_only_between_their_parts(left, right, width):
+    a, b = (load_report(p.read_bytes(), p.name) for p in (left, right))
+    result = diff_facts(a, b)
+    names = {d.path for d in result.relevant + result.unknown + result.noise + result.unknown_noise}
+    column = [c for c in _fact_column(render_diff(result, "terminal", show_all=True, width=width)) if c]
+    assert column
+    name = ""
+    for i, piece in enumerate(column):
+        following = column[i + 1] if i + 1 < len(column) else ""
+        name += piece
+        if name in names:  # a whole name, printed on one line or broken between its parts
+            name = ""
+            continue
+        assert piece.endswith(".") or following.startswith("["), \
+            f"width {width}: '{piece}' then '{following}': a fact name broken mid-word"
+    assert name == "", f"width {width}: '{name}' is no fact name"

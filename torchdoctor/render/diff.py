@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+import re
+from typing import Any, Optional
 
 from torchdoctor.facts import Unavailable
 from torchdoctor.render.text import md_cell, md_code, show_value
@@ -137,6 +138,24 @@ def render_markdown(result: DiffResult, show_all: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+_PART = re.compile(r"\[?[^.\[]+\.?|.")
+"""One part of a fact name with its trailing dot: ``torch.``, ``versions``, ``["numpy"]``,
+``["torch.`` ``autograd.`` ``set_detect_anomaly"]`` (a dotted key breaks at its dots too)."""
+
+
+def at_parts(name: str, width: int) -> str:
+    """A dotted fact name broken into lines of at most ``width`` between its parts (after a
+    ``.``, before a ``[``); one part longer than the width stays whole (the table folds it)."""
+    parts = _PART.findall(name)
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join(lines + [line])
+
+
 def render_terminal(result: DiffResult, show_all: bool = False, color: bool = False,
                     width: int = 100) -> str:
     from rich.console import Console
@@ -152,15 +171,29 @@ def render_terminal(result: DiffResult, show_all: bool = False, color: bool = Fa
     console.print(Text.assemble(("torchdoctor diff: ", "bold"), a, " ↔ ", b))
     console.print(Text(headline(result), style=style))
 
+    # a fact name breaks only between its parts (after a "." or before a "["), never mid-word:
+    # the column is as wide as the longest name, up to 2/5 of the width but as wide as the
+    # longest part up to half of it (narrower than that, a longer part folds), and never wraps
+    # by itself
+    facts = [d.path for d in result.relevant + result.unknown
+             + (result.noise + result.unknown_noise if show_all else [])]
+    longest_part = max((len(p) for f in facts for p in _PART.findall(f)), default=8)
+    fact_w = max(8, min(max(map(len, facts), default=8),
+                        max(width * 2 // 5, min(longest_part, width // 2))))
+
+    def fact_column(t: Any, style: Optional[str] = "bold") -> None:
+        t.add_column("fact", style=style, no_wrap=True, min_width=fact_w, max_width=fact_w,
+                     overflow="fold")
+
     def table(title: str, rows: list[Difference], with_why: bool, dim: bool = False) -> None:
         t = Table(title=title, title_justify="left", expand=False, style="dim" if dim else None)
-        t.add_column("fact", style="bold", overflow="fold")
+        fact_column(t)
         t.add_column(escape(a), overflow="fold")
         t.add_column(escape(b), overflow="fold")
         if with_why:
             t.add_column("why", style="dim", overflow="fold")
         for d in rows:
-            cells = [escape(d.path), escape(show(d.left)), escape(show(d.right))]
+            cells = [escape(at_parts(d.path, fact_w)), escape(show(d.left)), escape(show(d.right))]
             t.add_row(*(cells + [escape(d.why)] if with_why else cells))
         console.print(t)
 
@@ -168,12 +201,13 @@ def render_terminal(result: DiffResult, show_all: bool = False, color: bool = Fa
         table("Differences that matter", result.relevant, True)
     if result.unknown:
         t = Table(title="Known on one side only (not compared)", title_justify="left", style="dim")
-        for col in ("fact", a, b):
+        fact_column(t, style=None)
+        for col in (a, b):
             t.add_column(escape(col), overflow="fold")
         rows = ([(d.path, show(d.left), show(d.right)) for d in result.unknown] if show_all
                 else grouped_unknown(result.unknown))
         for fact, left, right in rows:
-            t.add_row(escape(fact), escape(left), escape(right))
+            t.add_row(escape(at_parts(fact, fact_w)), escape(left), escape(right))
         console.print(t)
     if show_all:
         if result.noise:
