@@ -11,6 +11,7 @@ recorded nccl-tests output, naming the odd ranks, the renderers and the redactio
 from __future__ import annotations
 
 import json
+import re
 import os
 import socket
 import subprocess
@@ -482,3 +483,36 @@ def test_recorded_two_node_job_renders_per_node_and_redacts_hosts():
     markdown = render(redacted, "markdown")
     assert "| 1 | &lt;host&gt; | 2-3 |" in markdown
     assert json.loads(render(redacted, "json"))["job"]["world_size"] == 4
+
+
+@pytest.mark.parametrize("host", ["vm", "a", "gpu-node-1.cluster"])
+def test_every_host_name_of_the_job_is_redacted_in_every_view(host):
+    """docs/distributed.md: every host name of the job becomes <host>: in the host fields
+    whatever its length (this machine is called `vm`), in text as a whole word from 2 characters."""
+    from torchdoctor.distributed.job import redact_job
+    from torchdoctor.distributed.model import PlacedFinding
+    from torchdoctor.facts import MissingRank
+    from torchdoctor.render.distributed import render
+    from torchdoctor.report import Finding
+
+    report = JobReport.model_validate_json(RECORDED_JOB.read_text())
+    missing = MissingRank(rank=3, host=host, node=1, stage="no-facts", detail="joined, then sent no facts")
+    said = Finding(id="job-rank-missing", severity="error", category="distributed",
+                   message=f"rank 3 on node 1 ({host}): joined, then sent no facts.")
+    named = report.model_copy(update={
+        "findings": [PlacedFinding(finding=said)],
+        "job": report.job.model_copy(update={
+            "ranks": [r.model_copy(update={"host": host}) for r in report.job.ranks[:3]],
+            "nodes": [n.model_copy(update={"host": host}) for n in report.job.nodes],
+            "missing": [missing]})})
+    redacted = redact_job(named)
+    word = re.compile(rf"(?<![A-Za-z0-9-]){re.escape(host)}(?![A-Za-z0-9-])")
+    for fmt in ("terminal", "markdown", "json"):
+        text = render(redacted, fmt, width=100)
+        fields = [line for line in text.splitlines() if "node 0" in line or '"host"' in line or "| 0 |" in line]
+        assert fields and not any(word.search(line) for line in fields), (fmt, fields)
+        if len(host) >= 2:
+            assert not word.search(text), (fmt, word.search(text))
+    assert {r.host for r in redacted.job.ranks} | {n.host for n in redacted.job.nodes} \
+        | {m.host for m in redacted.job.missing} == {"<host>"}
+    assert "(<host>)" in redacted.findings[0].finding.message or len(host) < 2

@@ -272,15 +272,24 @@ def evaluate_job(job: JobFacts, rules: Sequence[Any], ignore: Iterable[str] = ()
 
 
 def redact_job(report: JobReport) -> JobReport:
-    from torchdoctor.redact import HOST, redact_data
+    """Every host name of the job becomes ``<host>`` (docs/distributed.md, "Redaction"): in
+    its host fields (ranks, nodes, missing ranks) whatever it is; in text (messages, details,
+    every rank's facts) wherever it stands as a whole word, when it has at least 2 characters
+    and is no generic name (``localhost``, ``node``, see redact.GENERIC_NAMES): a one-letter
+    name cannot be told from a word. Then what redact.py does for this machine."""
+    from torchdoctor.redact import GENERIC_NAMES, HOST, redact_data
 
     names: set[str] = set()
     for host in [r.host for r in report.job.ranks] + [n.host for n in report.job.nodes] \
             + [m.host for m in report.job.missing if m.host]:
         for name in (host, host.split(".")[0]):
-            if len(name) >= 3 and name not in ("unknown", "localhost"):
+            if len(name) >= 2 and name.lower() not in GENERIC_NAMES | {"unknown"}:
                 names.add(name)
     data = report.model_dump(mode="json")
+    job = data["job"]
+    for item in job["ranks"] + job["nodes"] + job["missing"]:
+        if item.get("host"):
+            item["host"] = HOST
     if names:
         pattern = re.compile(r"(?<![A-Za-z0-9-])(?:" + "|".join(
             re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![A-Za-z0-9-])")
