@@ -231,11 +231,8 @@ def test_recorded_machines_load_with_facts_flag(capsys, machine):
     assert json.loads(out)["facts"]["gpu"]
 
 
-def test_gpu_plan_defaults_to_the_newest_published_torch(capsys):
-    from torchdoctor import tables
-
-    code, out, _ = run(capsys, "recommend", "--task", "classification", "--gpu", "H100", "--format", "json")
-    assert json.loads(out)["torch_version"] == tables.latest_release()
+# recommend --gpu without --torch-version: tests/test_plan_versions.py (the installed torch, else
+# the newest release, and the first line says which)
 
 
 # ----------------------------------------------------------------------------------------

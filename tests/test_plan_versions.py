@@ -187,3 +187,53 @@ def test_snippets_write_resolved_code_and_name_only_the_constants_they_define():
     assert header and all(len(line) <= 100 for line in conv.splitlines() if line.startswith("#"))
     old = plan("V100", "1.8", "classification").snippet
     assert "torch.cuda.amp.autocast() (float16 only)" in old and "torch.autocast(...," not in old
+
+
+# ----------------------------------------------------------------------------------------
+# recommend --gpu without --torch-version: the installed torch, and the first line says so
+# (issue 21, item 8)
+# ----------------------------------------------------------------------------------------
+
+
+def _recommend_first_line(capsys, *args: str) -> tuple[str, dict]:
+    import json
+
+    from torchdoctor.cli import main
+
+    assert main(["recommend", "--task", "classification", "--gpu", "A100", *args]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert main(["recommend", "--task", "classification", "--gpu", "A100", *args, "--format", "json"]) == 0
+    return first, json.loads(capsys.readouterr().out)
+
+
+def test_gpu_plan_is_for_the_installed_torch(capsys):
+    import importlib.metadata
+
+    from packaging.version import Version
+
+    try:
+        installed = Version(importlib.metadata.version("torch")).base_version
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("no torch installed for this interpreter")
+    first, data = _recommend_first_line(capsys)
+    assert f"plan for A100, torch {installed} (installed for" in first, first
+    assert data["torch_version"] == installed and data["facts"]["torch"]["version"] == installed
+
+
+def test_gpu_plan_without_an_installed_torch_is_for_the_newest_and_says_so(capsys, tmp_path):
+    import subprocess
+    import sys
+
+    from torchdoctor import tables
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    first, data = _recommend_first_line(capsys, "--python", str(venv / "bin" / "python"))
+    newest = tables.latest_release()
+    assert f"plan for A100, torch {newest} (newest; none installed for" in first
+    assert data["torch_version"] == newest
+
+
+def test_gpu_plan_for_a_named_torch_says_where_it_came_from(capsys):
+    first, data = _recommend_first_line(capsys, "--torch-version", "2.4.1")
+    assert "plan for A100, torch 2.4.1 (--torch-version)" in first and data["torch_version"] == "2.4.1"

@@ -388,7 +388,8 @@ def check_recommend_args(task: Optional[str], gpu_name: Optional[str], torch_ver
 @click.option("--gpu", "gpu_name",
               help='Plan for a machine you are not on: a GPU name, with a count for several '
                    '("A100", "RTX 4090", "8x H100"), or "cpu" (no GPU). NVIDIA GPUs and CPU only.')
-@click.option("--torch-version", help="Write settings for this torch version (default: the target's).")
+@click.option("--torch-version", help="Write settings for this torch version (default: the target's; with "
+              "--gpu, the torch installed for --python or this interpreter, else the newest release).")
 @click.option("--snippet", is_flag=True, help="Print only the Python setup snippet (terminal format only).")
 @click.option("--explain", is_flag=True, help="Also show overridden recommendations and skipped rules.")
 @click.option("--measured", metavar="FILE", help="`torchdoctor bench --format json` result: measured speed decides the speed settings.")
@@ -433,14 +434,18 @@ def recommend(task, workload_file, input_shapes, precision, model_family, distri
         note(notice)
     rules = load_all_rules(rules_dirs)
     if gpu_name:
-        from torchdoctor.synthetic import facts_for_gpu
+        from torchdoctor.importers.synthetic import plan_target
 
         if facts_file or from_report:
             raise Abort("--gpu plans for a machine you are not on; do not combine it with --facts/--from-report")
-        facts = facts_for_gpu(gpu_name, torch_version)
+        from torchdoctor.probes import python_executable
+
+        facts, planned_for = plan_target(gpu_name, torch_version, target_python(python) or python_executable(),
+                                         timeout)
     else:
-        facts = gather_facts(facts_file, from_report, python, timeout, debug)
+        facts, planned_for = gather_facts(facts_file, from_report, python, timeout, debug), None
     report = plan_report(rules, facts, workload, torch_version=torch_version, ignore=ignore, measured=measured)
+    report = report.model_copy(update={"planned_for": planned_for})
     report = maybe_redact(report, no_redact)
     if snippet:
         emit(report.snippet or "", output, [facts_file, from_report, workload_file])

@@ -126,6 +126,9 @@ class Report(_Model):
     dropped: list[DroppedSetting] = []
     snippet: Optional[str] = None
     rules_evaluated: int = 0
+    planned_for: Optional[str] = None
+    """`recommend --gpu`: the machine and torch the plan is for, and where that torch version
+    came from (``plan for A100, torch 2.13.0 (installed for /usr/bin/python3)``)."""
 
     def setting_rules(self) -> set[str]:
         """Rules whose advice is already shown as a row of the settings plan."""

@@ -154,6 +154,32 @@ def _torch(version: str, **known: object) -> TorchFacts:
     return _known(TorchFacts, **known, version=version, import_status="ok")
 
 
+def plan_target(name: str, torch_version: Optional[str], python: str, timeout: float) -> tuple:
+    """`recommend --gpu NAME`: the facts of that machine and the line that says what the plan
+    is for. The torch version is --torch-version, else the torch installed for ``python`` (the
+    interpreter diagnosed: --python or this one; its release, read from the distribution's
+    metadata), else the newest published release."""
+    from packaging.version import InvalidVersion, Version
+
+    from torchdoctor.probes.packages import installed_torch
+
+    if torch_version is not None:
+        source = "--torch-version"
+    else:
+        found = installed_torch(python, timeout)
+        try:
+            torch_version = Version(found).base_version if found else None
+        except InvalidVersion:
+            torch_version = None
+        # what matters first (a terminal title is cropped at its end): which torch, then where
+        source = (f"installed for {python}" if torch_version else
+                  f"newest; none installed for {python}" if not found else
+                  f"newest; version {clip(found)} unreadable, installed for {python}")
+    facts = facts_for_gpu(name, torch_version)
+    version = torch_version or tables.latest_release()
+    return facts, f"plan for {' '.join(str(name).split())}, torch {version} ({source})"
+
+
 def facts_for_gpu(name: str, torch_version: Optional[str] = None) -> Facts:
     """Facts of a machine with this GPU ("A100", "4x RTX 4090") or none ("cpu"). Without
     --torch-version the plan is written for the newest published torch release, so every

@@ -209,3 +209,21 @@ def probe(ctx: ProbeContext) -> PackagesFacts:
         raise ProbeUnavailable(
             f"the interpreter {ctx.python} gave a malformed answer: {first}"
         ) from None
+
+
+def installed_torch(python: str, timeout: float) -> Optional[str]:
+    """The version of the torch distribution installed for ``python`` (``torch``, else the first
+    distribution that provides the torch package), read from its metadata: torch is not
+    imported. None when none is installed or the interpreter cannot tell."""
+    try:
+        report = read_target(ProbeContext(python=python, timeout=timeout),
+                             {"packages": load_interest().request(), "module": MODULE})
+        facts = facts_from_report(report)
+    except (ProbeUnavailable, ValueError, TypeError):
+        return None
+    versions = facts.versions if isinstance(facts.versions, dict) else {}
+    providers = facts.torch_providers if isinstance(facts.torch_providers, list) else []
+    for name in ["torch"] + providers:
+        if isinstance(versions.get(name), str):
+            return versions[name]
+    return None

@@ -48,6 +48,6 @@ def render(report: Report, explain: bool = False, **_: object) -> str:
                else None)
     return env().get_template("check.md.j2").render(
         r=report, counts=report.counts(), findings=findings, fixes=fixes, summary=summary,
-        verdict=verdict(report), tally=counts, explain=explain, skipped=skipped,
+        verdict=verdict(report), planned_for=md_text(report.planned_for or ""), tally=counts, explain=explain, skipped=skipped,
         as_settings=as_settings, planned=planned,
         recognised=[md_text(line) for line in recognised_messages(report.facts)])

@@ -339,6 +339,8 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
                       force_terminal=color, no_color=not color, highlight=False, emoji=False)
     counts = report.counts()
     title = f"torchdoctor {report.command}: {verdict(report)}"
+    if report.planned_for:
+        title += f" · {report.planned_for}"
     block = findings_block(report, explain=explain)
     parts: list[Any] = []
     if block is not None:
@@ -360,5 +362,5 @@ def render(report: Report, color: bool = False, width: int = 100, explain: bool 
             parts += [st, Text("")]
     parts.append(Text(tally(report, explain), style="dim"))
     console.print(Panel(Group(*parts), title=title, title_align="left",
-                        border_style="red" if counts["error"] else "green" if title.endswith(": healthy") else "yellow"))
+                        border_style="red" if counts["error"] else "green" if verdict(report) == "healthy" else "yellow"))
     return buf.getvalue()
