@@ -27,7 +27,6 @@ CHECKS = ("unknown-name", "replaced-object", "cudnn-flags-defaults", "benchmark-
 """The matcher mechanisms (torchdoctor.lint.checks) a lint rule may name in ``check``."""
 RULE_FIELDS = {"id", "kind", "check", "severity", "tags", "summary", "why", "fix", "message",
                "references", "examples", "params", "default", "version_dependent"}
-HELP_URI = "https://github.com/torchdoctor/torchdoctor/blob/main/docs/lint.md#{id}"
 _ID = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from torchdoctor.lint.knowledge import HELP_URI
+from torchdoctor.project import docs_uri, repository_url
 from torchdoctor.sanitize import one_line
 from torchdoctor.version import __version__
 
@@ -101,11 +101,13 @@ def sarif(findings: list, rules: list) -> str:
             d.update({
                 "shortDescription": {"text": r.summary},
                 "fullDescription": {"text": r.why},
-                "helpUri": HELP_URI.format(id=rid),
                 "help": {"text": r.fix or r.summary},
                 "defaultConfiguration": {"level": _LEVEL[r.severity], "enabled": r.default},
                 "properties": {"tags": r.all_tags, "kind": r.kind},
             })
+            help_uri = docs_uri("lint.md", rid)
+            if help_uri:
+                d["helpUri"] = help_uri
         descriptors.append(d)
     results = []
     for f in findings:
@@ -131,9 +133,11 @@ def sarif(findings: list, rules: list) -> str:
                 }],
             }]
         results.append(res)
+    driver: dict = {"name": "torchdoctor", "version": __version__, "semanticVersion": __version__}
+    if repository_url():
+        driver["informationUri"] = repository_url()
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "torchdoctor", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": "https://github.com/torchdoctor/torchdoctor", "rules": descriptors}},
+        "tool": {"driver": {**driver, "rules": descriptors}},
         "results": results,
     }]}
     return json.dumps(doc, indent=2) + "\n"
