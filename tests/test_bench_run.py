@@ -70,11 +70,14 @@ def test_a_real_short_run_on_the_cpu_torch(monkeypatch):
         "workloads": {**data.workloads, "conv": tiny},
         # precision and threads only: defaults (= the fp32 neighbour), the plan, half the threads
         "knobs": [k for k in data.knobs if k.name in ("precision", "threads")],
-        "measure": data.measure.model_copy(update={"warmup": data.measure.warmup.model_copy(update=WARMUP)})})
+        "measure": data.measure.model_copy(update={"max_reps": 20,
+                                                   "warmup": data.measure.warmup.model_copy(update=WARMUP)})})
     facts = Facts.model_validate_json((RECORDED / "facts.json").read_text())
     workload = build_workload(task="classification", overrides={}, source="test")
     plan = plan_for(facts, workload)
-    result = run_bench(facts, workload, plan, budget_s=1, data=data)
+    # the budget bounds the whole run (start-up included): room for three torch start-ups here;
+    # the tiny steps reach max_reps long before it
+    result = run_bench(facts, workload, plan, budget_s=120, data=data)
     assert not result.interrupted and result.family == "conv" and result.sizes["image"] == 16
     assert [m.status for m in result.measurements] == ["ok"] * len(result.measurements)
     assert all(m.reps >= 5 and m.median_s > 0 and m.iqr_s >= 0 for m in result.measurements)
@@ -105,7 +108,7 @@ def test_ctrl_c_keeps_what_was_measured():
         if what.startswith("round 2"):
             raise KeyboardInterrupt
 
-    measurements, interrupted = run_all(configs, TINY_MLP, budget_s=1, min_reps=20, max_reps=20,
+    measurements, interrupted = run_all(configs, TINY_MLP, budget_s=120, min_reps=20, max_reps=20,
                                         startup_timeout_s=120, warmup=WARMUP, progress=progress)
     assert interrupted
     timed = [m for m in measurements if m.times_s]
@@ -113,3 +116,49 @@ def test_ctrl_c_keeps_what_was_measured():
     from torchdoctor.probes import _sys
 
     assert not _sys._live
+
+
+@pytest.mark.torch
+def test_the_budget_bounds_start_up_and_warm_up_too(monkeypatch):
+    """`bench --budget 30` took 162 s: configurations were started and warmed up one after the
+    other whatever the budget, then each measured min_reps times past it. Now no configuration
+    but torch's defaults and the plan starts after WARM_SHARE of the budget, and no batch is sent
+    after the first round once the budget is spent (issue 21, item 10)."""
+    import time
+
+    from torchdoctor.bench import runner
+
+    starts: list = []
+    sends: list = []
+
+    class Recorded(runner.Child):
+        def __init__(self, spec, argv=None):
+            starts.append((spec["env_code"], time.monotonic()))
+            super().__init__(spec, argv)
+
+        def send(self, message):
+            if "run" in message:
+                sends.append(time.monotonic())
+            super().send(message)
+
+    monkeypatch.setattr(runner, "Child", Recorded)
+    slow = "import time; time.sleep(3)  # a slow start-up"
+    defaults = BenchConfig(id="defaults", label="torch defaults", roles=["defaults", "plan"], knobs={},
+                           settings={}, code={"env": "", "torch": ""})
+    configs = [defaults] + [_config(f"slow{i}", env=slow) for i in range(3)]
+    budget = 4.0
+    t0 = time.monotonic()
+    measurements, interrupted = run_all(configs, TINY_MLP, budget_s=budget, min_reps=5, max_reps=50,
+                                        startup_timeout_s=120, warmup=WARMUP, started_at=t0)
+    assert not interrupted
+    by_id = {m.config.id: m for m in measurements}
+    assert by_id["defaults"].status == "ok" and by_id["defaults"].times_s
+    for env, at in starts:
+        if env == slow:
+            assert at - t0 < runner.WARM_SHARE * budget, "a configuration started after its share"
+    late = [m for m in measurements if m.config.id.startswith("slow") and m.status != "ok"]
+    assert late, "three 3 s start-ups cannot fit 60% of a 4 s budget"
+    for m in late:
+        assert "--budget" in m.error and ("not started" in m.error or "not ready" in m.error), m.error
+    first_round_end = sorted(sends)[len([m for m in measurements if m.times_s]) - 1]
+    assert all(at <= t0 + budget for at in sends if at > first_round_end)

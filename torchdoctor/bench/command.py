@@ -12,7 +12,8 @@ from torchdoctor.cli_io import FiniteRange, workload_options
 @click.command("bench", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @workload_options("as `recommend`")
 @click.option("--budget", type=FiniteRange(10, 86400, "of seconds"), default=None,
-              help="Seconds of measuring to aim for (default in rules/bench.yaml: 140).")
+              help="Seconds the whole command may take, reading the machine, starting and warming "
+                   "up each configuration included (default in rules/bench.yaml: 140).")
 @click.option("--exhaustive", is_flag=True, help="Also measure the full grid of knob options.")
 @click.option("--measured", type=str, metavar="FILE",
               help="Measure the plan `recommend --measured FILE` makes instead of the rules' plan.")
@@ -30,6 +31,9 @@ def bench(task, workload_file, input_shapes, precision, model_family, distribute
     plan's regret against the best configuration found. Exit 0, or 2 for a usage error, 130 on
     Ctrl-C (after printing what was measured).
     """
+    import time
+
+    started = time.monotonic()  # --budget bounds the whole command from here
     from torchdoctor.cli_io import Abort, emit, note, stderr, terminal_style
     from torchdoctor.render import bench as render_bench
 
@@ -59,7 +63,7 @@ def bench(task, workload_file, input_shapes, precision, model_family, distribute
     plan = plan_for(facts, workload, measured=measured)
     with _ProgressBar() as bar:
         result = run_bench(facts, workload, plan, budget_s=budget, exhaustive=exhaustive,
-                           progress=bar.update,
+                           progress=bar.update, started_at=started,
                            plan_source=f"measured:{measured}" if measured else "rules")
     color, width = terminal_style(140)
     text = render_bench.render(result, fmt, color=color and not output, width=width)

@@ -50,7 +50,10 @@ def plan_for(facts: Facts, workload: Workload, rules_dirs: Sequence[str] = (),
 def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optional[float] = None,
               exhaustive: bool = False, progress: Optional[Progress] = None,
               data: Optional[BenchData] = None, plan_source: str = "rules",
-              argv: Optional[Sequence[str]] = None) -> BenchResult:
+              argv: Optional[Sequence[str]] = None, started_at: Optional[float] = None) -> BenchResult:
+    """Measure the plan (see runner.run_all). ``budget_s`` (default rules/bench.yaml) bounds
+    the whole run from ``started_at`` (``time.monotonic()`` when the command started; default
+    now)."""
     data = data or load_bench_data()
     budget = float(budget_s if budget_s is not None else data.measure.budget_s)
     import math
@@ -60,14 +63,14 @@ def run_bench(facts: Facts, workload: Workload, plan: Report, *, budget_s: Optio
 
         raise UserError(f"bench: budget {budget!r} is not a finite, positive number of seconds")
     gen: Generated = generate(plan, facts, workload, data=data, exhaustive=exhaustive, budget_s=budget)
-    started = time.monotonic()
+    started = time.monotonic() if started_at is None else started_at
     load_before = _load()
     m = data.measure
     workload_spec = {"family": gen.family, "mode": gen.mode, "device": gen.device, "sizes": gen.sizes}
     measurements, interrupted = run_all(
         gen.configs, workload_spec, budget_s=budget, min_reps=m.min_reps, max_reps=m.max_reps,
         startup_timeout_s=m.startup_timeout_s, warmup=m.warmup.model_dump(), progress=progress,
-        argv=argv)
+        argv=argv, started_at=started)
     notes = [gen.compile_note] if gen.compile_note else []
     load_after = _load()
     cpus = os.cpu_count() or 1

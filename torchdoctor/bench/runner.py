@@ -146,12 +146,27 @@ Progress = Callable[[str, float, float], None]
 """progress(what, done, total): the caller shows it (a rich bar on stderr in the CLI)."""
 
 
+WARM_SHARE = 0.6
+"""At most this share of the budget goes to starting and warming up the configurations; the
+rest is for the timed rounds."""
+CLOSE_S = 3.0
+"""Seconds kept at the end of the budget for closing the children and printing the table."""
+
+
 def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, min_reps: int,
             max_reps: int, startup_timeout_s: float, warmup: dict, seed: int = 0,
-            progress: Optional[Progress] = None, argv: Optional[Sequence[str]] = None
-            ) -> tuple[list[Measurement], bool]:
-    """Measure every configuration; returns (measurements in ``configs`` order, interrupted)."""
-    t0 = time.monotonic()
+            progress: Optional[Progress] = None, argv: Optional[Sequence[str]] = None,
+            started_at: Optional[float] = None) -> tuple[list[Measurement], bool]:
+    """Measure every configuration; returns (measurements in ``configs`` order, interrupted).
+
+    ``budget_s`` bounds the whole run from ``started_at`` (``time.monotonic()``, default now:
+    the bench command passes its own start, so reading the machine counts too): start-up and
+    warm-up get at most WARM_SHARE of it (a configuration not started by then is reported
+    ``not-run`` and why; torch's defaults and the plan are always started), the timed rounds
+    stop at the end of it less CLOSE_S, after the first round (one step of each at least)."""
+    t0 = time.monotonic() if started_at is None else started_at
+    deadline = t0 + budget_s - min(CLOSE_S, 0.1 * budget_s)
+    warm_deadline = t0 + WARM_SHARE * budget_s
     results: dict[str, Measurement] = {c.id: Measurement(config=c) for c in configs}
     children: dict[str, Child] = {}
     step_s: dict[str, float] = {}
@@ -168,14 +183,30 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
         # 1. start and warm up, one at a time (a warming child must not compete with another)
         for i, config in enumerate(configs):
             show(f"warming up {config.id}", i, len(configs))
-            spec = {"env_code": config.code.get("env", ""), "code": config.code.get("torch", ""),
-                    "workload": workload, "compile": config.compile, "warmup": warmup}
             started = time.monotonic()
+            essential = bool({"defaults", "plan"} & set(config.roles))  # the comparison itself
+            if started >= warm_deadline and not essential:
+                results[config.id] = results[config.id].model_copy(update={"error": (
+                    f"not started: start-up and warm-up of the configurations before it used the "
+                    f"{WARM_SHARE:.0%} of --budget {budget_s:g} s they may (--budget bounds the whole "
+                    f"command); a larger --budget measures it")})
+                continue
+            # each configuration warms up within its share of what is left for warming up
+            share = (warm_deadline - started) / (len(configs) - i)
+            spec = {"env_code": config.code.get("env", ""), "code": config.code.get("torch", ""),
+                    "workload": workload, "compile": config.compile,
+                    "warmup": {**warmup, "max_s": max(0.5, min(float(warmup.get("max_s", 8)), share / 2))}}
+            # the comparison itself may take its start-up timeout; the others what the budget has left
+            wait = startup_timeout_s if essential else min(startup_timeout_s, deadline - time.monotonic())
             try:
                 children[config.id] = Child(spec, argv)
-                ready = children[config.id].receive(startup_timeout_s)
+                ready = children[config.id].receive(max(1.0, wait))
             except ChildFailure as exc:
-                fail(config.id, "timeout" if "no answer" in str(exc) else "failed", str(exc))
+                if "no answer" in str(exc) and wait < startup_timeout_s:
+                    exc = ChildFailure(f"not ready within the {max(1.0, wait):.0f} s --budget {budget_s:g} s "
+                                       f"had left (killed); a larger --budget measures it")
+                fail(config.id, "timeout" if "no answer" in str(exc) or "not ready" in str(exc)
+                     else "failed", str(exc))
                 continue
             except OSError as exc:
                 fail(config.id, "failed", f"could not start: {exc}")
@@ -188,7 +219,7 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
                 "startup_s": time.monotonic() - started})
         # 2. plan the repetitions from what is left of the budget
         alive = list(children)
-        left = max(0.0, budget_s - (time.monotonic() - t0))
+        left = max(0.0, deadline - time.monotonic())
         reps: dict[str, int] = {}
         for cid in alive:
             share = left / max(1, len(alive))
@@ -206,11 +237,13 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
         for r in range(rounds):
             order = [cid for cid in alive if cid in children]
             rng.shuffle(order)
+            if r and time.monotonic() >= deadline:
+                break  # the budget is spent: what was measured is the result
             for cid in order:
-                late = time.monotonic() - t0 > budget_s
+                remaining = deadline - time.monotonic()
                 have = len(results[cid].times_s)
-                goal = min_reps if late else reps[cid]
-                if have >= goal:
+                goal = reps[cid]
+                if have >= goal or (r and remaining <= 0):
                     continue
                 seen = sorted(results[cid].times_s)
                 step = seen[len(seen) // 2] if seen else step_s[cid]
@@ -218,6 +251,7 @@ def run_all(configs: Sequence[BenchConfig], workload: dict, *, budget_s: float, 
                 # at least the share of min_reps this round owes, at most what fits the slot
                 owed = math.ceil(min_reps * (r + 1) / rounds) - have
                 n = max(1, owed, min(per_round[cid], fits, goal - have))
+                n = max(1, min(n, int(remaining / max(step, 1e-6))))  # never past the deadline
                 show(f"round {r + 1}/{rounds}", done, total)
                 children[cid].send({"run": n})
                 try:
