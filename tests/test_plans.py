@@ -338,6 +338,7 @@ def test_check_reports_pitfalls_from_the_current_state():
 READ_BACK = r'''
 
 import json as _json
+import os as _os  # the snippet imports only what it uses (issue 21, item 9)
 import torch as _torch
 _g = globals()
 _dl = _g.get("DATALOADER_KWARGS", {})
@@ -352,7 +353,7 @@ _out = {
     "matmul_precision": _torch.get_float32_matmul_precision(),
     "deterministic": _torch.are_deterministic_algorithms_enabled(),
     "initial_seed": _torch.initial_seed(),
-    "env": {k: os.environ.get(k) for k in os.environ},
+    "env": {k: _os.environ.get(k) for k in _os.environ},
     "dataloader": {k: v for k, v in _dl.items() if k in ("num_workers", "pin_memory", "persistent_workers")},
     "seeded_workers": _seeded and isinstance(_dl.get("generator"), _torch.Generator),
     "autocast_dtype": str(_g["AUTOCAST_DTYPE"]) if "AUTOCAST_DTYPE" in _g else None,
@@ -435,6 +436,7 @@ def snippet_runs():
 @pytest.mark.torch
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("name", SNIPPET_MACHINES)
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_snippet_applies_every_setting(name, task, snippet_runs):
     report, future = snippet_runs[(name, task)]
     got = future.result()
