@@ -84,6 +84,7 @@ def test_bad_input_is_one_line_user_error(kwargs, words):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_check_of_this_environment_matches_the_cli():
     report = torchdoctor.check(timeout=120)
     assert report.facts.torch.import_status == "ok"

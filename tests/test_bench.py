@@ -350,6 +350,7 @@ def test_bench_data_names_only_registry_settings():
                     registry[key].validate_value(value)
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_cli_recommend_measured(tmp_path):
     import os
     import subprocess

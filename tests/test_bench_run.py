@@ -34,6 +34,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on():
     # the real child runs each configuration's code; these two never reach `import torch`
     crash = _config("crash", env="import sys; sys.stderr.write('boom: no such kernel\\n'); sys.stderr.flush(); os._exit(5)")
@@ -56,6 +57,7 @@ def test_a_child_that_crashes_or_hangs_is_reported_and_the_run_goes_on():
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_real_short_run_on_the_cpu_torch(monkeypatch):
     from torchdoctor.bench.configs import load_bench_data
     from torchdoctor.bench.core import plan_for, run_bench
@@ -101,6 +103,7 @@ def test_cli_bench_usage_errors_and_schema(tmp_path):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_ctrl_c_keeps_what_was_measured():
     configs = [_config("fp32"), _config("one-thread", torch="torch.set_num_threads(1)")]
 
@@ -119,6 +122,7 @@ def test_ctrl_c_keeps_what_was_measured():
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_the_budget_bounds_start_up_and_warm_up_too(monkeypatch):
     """`bench --budget 30` took 162 s: configurations were started and warmed up one after the
     other whatever the budget, then each measured min_reps times past it. Now no configuration

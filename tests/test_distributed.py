@@ -170,6 +170,7 @@ def two_nodes() -> tuple[Launched, Launched]:
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_two_local_ranks_report_once_from_rank_0(two_ranks):
     assert two_ranks.rc == 0, two_ranks.err[-2000:]
     report = two_ranks.report  # stdout is one JSON document: only rank 0 wrote to it
@@ -189,6 +190,7 @@ def test_two_local_ranks_report_once_from_rank_0(two_ranks):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_four_local_ranks_name_the_odd_rank(four_ranks_one_odd):
     run = four_ranks_one_odd
     assert run.rc == 0, run.err[-2000:]  # heterogeneity is a warning; --fail-on error
@@ -204,6 +206,7 @@ def test_four_local_ranks_name_the_odd_rank(four_ranks_one_odd):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_rank_that_crashes_is_named_and_the_job_ends(crashed):
     assert crashed.rc == 1, crashed.err[-2000:]
     job = crashed.report["job"]
@@ -218,6 +221,7 @@ def test_a_rank_that_crashes_is_named_and_the_job_ends(crashed):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_rank_that_cannot_import_torch_never_joins_and_says_why(broken_torch_on_one_rank):
     run = broken_torch_on_one_rank
     assert run.rc == 1
@@ -231,6 +235,7 @@ def test_a_rank_that_cannot_import_torch_never_joins_and_says_why(broken_torch_o
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_rank_that_hangs_is_named_within_the_timeout(hung):
     assert hung.rc == 1, hung.err[-2000:]
     report = hung.report  # rank 0 reported (it was not killed by its backstop alarm) ...
@@ -252,6 +257,7 @@ def test_a_rank_that_hangs_is_named_within_the_timeout(hung):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_simulated_two_node_job_groups_by_node(two_nodes):
     node0, node1 = two_nodes
     assert node0.rc == 0, node0.err[-2000:]
@@ -289,6 +295,7 @@ def test_nccl_all_reduce_and_bus_bandwidth_on_gpus():
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_srun_variables_without_torchrun():
     """Two processes with only SLURM's variables (as srun starts them) and MASTER_ADDR: rank 0
     hosts the store itself; SLURM's node id and tasks per node become the node's facts."""

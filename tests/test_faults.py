@@ -323,6 +323,7 @@ def test_torch_child_fails(capsys, fake_torch, case, words):
 
 
 @one_row("torch-hang")
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_torch_hang_times_out(capsys, fake_torch, fault):
     fake_torch(FAKE_TORCH / "hang")
     r = cli(capsys, "check", "--timeout", "3", limit=3 + 30)
@@ -973,6 +974,7 @@ def test_environment_values_that_are_not_utf8(args, check):
         row("pythonioencoding-ascii", {"PYTHONIOENCODING": "ascii"}),
     ],
 )
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_locale_without_utf8(facts_file, env_update):
     env = {k: v for k, v in base_env().items() if not k.startswith(("LC_", "LANG"))}
     env.update(env_update)

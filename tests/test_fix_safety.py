@@ -409,6 +409,7 @@ def test_fix_on_each_real_script_changes_only_its_findings(index):
 @given(script=st.integers(0, len(REAL) - 1), seed=st.integers(0, 2**32 - 1),
        eol=st.sampled_from(["\n", "\r\n"]), sep=st.sampled_from(["", "\x0c", "\u2028", "\x0b"]),
        count=st.integers(1, 6))
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_fix_property_over_real_scripts_with_generated_edge_cases(script, seed, eol, sep, count):
     rng = random.Random(seed)
     lines = REAL[script].split("\n")

@@ -111,6 +111,7 @@ def test_a_rule_message_cannot_run_a_command(capsys, tmp_path, facts_file, comma
     ],
     ids=["repeat-length", "repeat", "doubling-loop", "join", "nested-loops", "percent-width", "power", "ljust"],
 )
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_rule_message_cannot_exhaust_memory_or_time(capsys, tmp_path, facts_file, command, message, words,
                                                      monkeypatch):
     """Each bomb is refused by its own budget, before it allocates, with one bounded line. The
@@ -168,6 +169,7 @@ def test_a_condition_calling_an_unknown_function_fails_when_the_rule_loads(capsy
              f"{path}:6: 'when' calls an unknown function 'no_such_table'")
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_shipped_messages_render_unchanged_in_the_sandbox():
     """The sandbox takes nothing a shipped message uses: every rule example that checks its
     message still gets exactly that message (run_examples renders through the sandbox)."""

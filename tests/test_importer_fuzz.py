@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -140,6 +141,7 @@ def mutated_report(draw) -> bytes:
 
 @FUZZ
 @given(mutated_report())
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_mutated_reports(data):
     check(data)
 

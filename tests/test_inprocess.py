@@ -59,6 +59,7 @@ FAKE_CUDA_PATH = f"sys.path[:0] = [{str(FAKE_CUDA / 'cuda_a100_rtx4090')!r}, {st
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_reports_cudnn_benchmark_with_deterministic_like_check(tmp_path):
     """The rule check has (cudnn.benchmark with cudnn.deterministic) is reported by audit()
     too, from the same facts; audit() did not report it before."""
@@ -91,6 +92,7 @@ def test_audit_without_the_pair_does_not_report_it(tmp_path):
     assert out["audit"] == []
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_evaluates_any_rule_about_process_state(tmp_path):
     """A rule written in YAML that reads torch.settings is an audit judgement: no Python."""
     rules = tmp_path / "rules"
@@ -164,6 +166,7 @@ examples:
 """
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_apply_executes_the_plans_code_and_never_renders_it_again(tmp_path):
     """The engine's SettingRec.code is what runs: a plan whose code was changed after the
     engine wrote it runs the changed code, and a setting without code fails, with the reason."""

@@ -70,6 +70,7 @@ def _pathspec_walk(spec, comps: list) -> bool:
 
 @SETTINGS
 @given(st.lists(benign_pattern(), min_size=1, max_size=4), paths, st.booleans())
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_path_is_decided_as_pathspec_decides_it(patterns, comps, is_dir):
     mine = ignore.IgnoreList(patterns)
     # pathspec lets a match on a folder above decide for what is below; git does not look
@@ -82,6 +83,7 @@ def test_a_path_is_decided_as_pathspec_decides_it(patterns, comps, is_dir):
 
 @SETTINGS
 @given(st.lists(benign_pattern(negation=False), min_size=1, max_size=4), paths)
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_walk_keeps_what_a_pathspec_walk_keeps(patterns, comps):
     spec = pathspec.GitIgnoreSpec.from_lines(patterns)
     assert ignore.IgnoreList(patterns).ignored("/".join(comps)) == _pathspec_walk(spec, comps), (patterns, comps)

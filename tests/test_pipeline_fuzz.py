@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -660,10 +661,12 @@ CI = settings(
     width=st.sampled_from([40, 80, 100, 160]),
     names=st.tuples(file_name, file_name),
 )
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_pipeline_survives_hostile_input(a, b, tasks, width, names):
     guarded(run_pipeline, a, b, tasks, width, names)
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_the_seeds_themselves_go_through_cleanly():
     """Every unmutated seed loads and renders (so the fuzz starts from inputs that reach the
     end of the pipeline, not from ones the importer refuses)."""

@@ -287,6 +287,7 @@ def test_tf32_statements_on_2_9_0_print_no_deprecation_notice(key, value):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_alloc_conf_snippet_keeps_the_users_other_options():
     snippet = gpu_plan("8x H100", "llm-training").snippet
     assert 'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = ' in snippet
@@ -297,6 +298,7 @@ def test_alloc_conf_snippet_keeps_the_users_other_options():
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_tf32_snippet_for_2_9_0_runs_and_reads_back():
     snippet = gpu_plan("A100", "research-repro", "2.9.0").snippet
     code = snippet + textwrap.dedent("""
@@ -341,6 +343,7 @@ AUDIT = textwrap.dedent("""
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_hints_are_safe_to_paste_and_only_for_close_names():
     out = run_python(AUDIT)
     hints, ran = out["hints"], out["ran"]

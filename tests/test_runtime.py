@@ -178,6 +178,7 @@ def keys(entries: list) -> set:
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_apply_classification_in_process(run):
     out = run("""
         import torch
@@ -252,6 +253,7 @@ def test_apply_classification_in_process(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_apply_research_repro_in_process(run):
     out = run("""
         import torch
@@ -325,6 +327,7 @@ def test_apply_after_cuda_init_defers_cuda_env_and_applies_sdp_switches(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_apply_before_torch_is_imported_sets_env_first(run):
     out = run("""
         from torchdoctor import runtime
@@ -354,6 +357,7 @@ def test_apply_before_torch_is_imported_sets_env_first(run):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("task", ["classification", "research-repro"])
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_apply_shipped_rules_reads_back_and_is_idempotent(run, task):
     out = run(f"""
         import torch
@@ -417,6 +421,7 @@ OLD_TORCH_PLANS = {
 
 @pytest.mark.torch
 @pytest.mark.parametrize("case", sorted(OLD_TORCH_PLANS), ids=lambda c: "-".join(c))
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_snippets_for_other_torch_versions_run_as_pasted(run, case):
     from torchdoctor.api import plan_report
     from torchdoctor.rules import load_rules
@@ -439,6 +444,7 @@ def test_snippets_for_other_torch_versions_run_as_pasted(run, case):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_finds_every_catalog_fake(run):
     out = run(
         "import torch\n"
@@ -472,6 +478,7 @@ emit(audit=runtime.audit_process())
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_typos_get_a_close_match_from_pytorchs_own_names(run):
     out = run("""
         import torch
@@ -518,6 +525,7 @@ def test_audit_typos_get_a_close_match_from_pytorchs_own_names(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_clean_process_has_no_false_positives(run):
     out = run("""
         import torch
@@ -533,6 +541,7 @@ def test_audit_clean_process_has_no_false_positives(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_no_false_positives_after_real_settings_and_more_modules(run):
     out = run("""
         import importlib
@@ -572,6 +581,7 @@ def test_audit_no_false_positives_after_real_settings_and_more_modules(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_checks_every_loaded_backends_module(run):
     # no false positives is only half: a fake on each loaded module (plain modules,
     # PropModule-style replacements, xnnpack's engine) must be found too
@@ -592,6 +602,7 @@ def test_audit_checks_every_loaded_backends_module(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_audit_reports_the_mixed_tf32_api_state(run):
     out = run("""
         import torch
@@ -622,6 +633,7 @@ def test_audit_does_not_import_torch(run):
 
 
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_api_entry_points_delegate(run):
     out = run("""
         import torch

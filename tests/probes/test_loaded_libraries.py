@@ -235,6 +235,7 @@ def _check(env_extra: dict) -> dict:
 
 @linux_only
 @pytest.mark.torch
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_check_warns_when_a_preloaded_libgomp_shadows_the_wheels(wheel_libgomp, other_libgomp):
     report = _check({"LD_PRELOAD": other_libgomp})
     (finding,) = [f for f in report["findings"] if f["id"] == RULE]

@@ -309,6 +309,7 @@ def test_a_signal_during_import_is_a_crash(fake_torch, case, sig, words):
     _other_fields_unavailable(f, f"torch crashed: {sig}")
 
 
+@pytest.mark.slow  # measured with --durations (issue 21, item 13)
 def test_a_hanging_import_times_out_and_says_where(fake_torch):
     fake_torch("hang")
     f = pytorch.probe(ProbeContext(python=sys.executable, timeout=4))
