@@ -687,6 +687,10 @@ from torchdoctor.bench.command import bench  # noqa: E402 - click only; heavy im
 
 cli.add_command(bench)
 
+from torchdoctor.triage.command import triage  # noqa: E402 - click only; heavy imports run inside
+
+cli.add_command(triage)
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
