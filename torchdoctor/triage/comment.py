@@ -43,14 +43,12 @@ def inline(text: object, limit: int = MAX_TITLE_CHARS) -> str:
     for i in range(len(parts)):
         if i % 2 == 0:
             parts[i] = html.escape(parts[i], quote=False).replace("[", "\\[")
-        else:
-            parts[i] = parts[i].replace("<!--", "<! --")
     return no_mentions("`".join(parts))
 
 
 def code(text: object, limit: int = 120) -> str:
     """A value as an inline code span that it cannot close."""
-    s = " ".join(_redact(str(text)[: limit * 2]).split())[:limit]
+    s = no_mentions(" ".join(_redact(str(text)[: limit * 2]).split())[:limit])
     longest = max((len(r) for r in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
