@@ -57,7 +57,7 @@ def test_real_bodies_get_the_category_their_thread_reached():
         elif meta["diagnosable_from_report"]:
             total += 1
             hit += bool(found & set(meta["expected_categories"]))
-    assert total >= 60 and hit / total >= 0.85, (hit, total)
+    assert total >= 60 and hit / total >= 0.95, (hit, total)  # 66 of 66 when written
 
 
 def test_the_corpus_script_renders_at_least_twenty_real_comments(tmp_path):
