@@ -61,7 +61,9 @@ def main() -> int:
     cold = dict(base, TORCHDOCTOR_NO_CACHE="1")
     triage = td + ["triage", "--body", args.body]
     rows = {"torchdoctor --help": (td + ["--help"], warm), "torchdoctor triage --body F": (triage, warm),
-            "triage, no rule cache (a first run)": (triage, cold)}
+            "triage, no rule cache (a first run)": (triage, cold),
+            "check --from-report F (for comparison)": (td + ["check", "--from-report", args.body, "--fail-on", "never"],
+                                                       warm)}
     times: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
     for r in range(args.reps + 1):
         for name, (cmd, env) in rows.items():
@@ -75,7 +77,9 @@ def main() -> int:
     result = {"reps": args.reps, "body": os.path.relpath(args.body, REPO),
               "help_s": round(h[0], 4), "triage_s": round(t[0], 4), "ratio_wall": round(t[0] / h[0], 2),
               "help_cpu_s": round(h[1], 4), "triage_cpu_s": round(t[1], 4), "ratio_cpu": round(t[1] / h[1], 2),
-              "triage_no_cache_s": round(c[0], 4), "ratio_no_cache_wall": round(c[0] / h[0], 2)}
+              "triage_no_cache_s": round(c[0], 4), "ratio_no_cache_wall": round(c[0] / h[0], 2),
+              "check_from_report_s": round(med["check --from-report F (for comparison)"][0], 4),
+              "ratio_check_from_report_wall": round(med["check --from-report F (for comparison)"][0] / h[0], 2)}
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -83,7 +87,8 @@ def main() -> int:
         for name, (w, c) in med.items():
             print(f"{name:32} {w:13.3f}s {c:12.3f}s")
         print(f"ratio triage / --help: {result['ratio_wall']}x wall, {result['ratio_cpu']}x cpu (target <= 3x); "
-              f"without the rule cache {result['ratio_no_cache_wall']}x")
+              f"without the rule cache {result['ratio_no_cache_wall']}x; check --from-report "
+              f"{result['ratio_check_from_report_wall']}x")
     return 0
 
 
