@@ -248,3 +248,13 @@ def test_usage_errors_are_one_line_exit_2(args, env, says):
     done = cli(args, env, stdin="hello")
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_next_link_to_another_host_or_scheme_is_not_followed():
+    with FakeGitHub() as gh:
+        client = Client(gh.url, TOKEN, gh.repo)
+        for url in ("http://evil.example/repos/x", gh.url.replace("http://", "https://") + "/repos/x"):
+            with pytest.raises(GitHubError, match="not sent"):
+                client.request("GET", url)
+        assert gh.requests == []
+

@@ -29,6 +29,15 @@ def _fact(facts: Any, path: str) -> tuple[bool, Any]:
     return not isinstance(value, Unavailable), value
 
 
+def _redacted(text: str, redact: bool) -> str:
+    """A value read from the body itself (a field's heading), redacted as the facts are."""
+    if not redact:
+        return text
+    from torchdoctor.redact import redact_text
+
+    return redact_text(text)
+
+
 def _findings(report: Any) -> list[dict]:
     out = []
     for m in (report.facts.paste.messages if report.facts.paste else []):
@@ -110,7 +119,8 @@ def triage_issue(issue: Any, *, labels: Optional[dict] = None, always_comment: b
         "read": read,
         "read_as": read_as,
         "junk": [j.kind for j in junk],
-        "junk_details": [{"kind": j.kind, "what": j.what, "says": j.says} for j in junk],
+        "junk_details": [{"kind": j.kind, "what": _redacted(j.what, redact), "says": _redacted(j.says, redact)}
+                         for j in junk],
         "missing": missing,
         "facts_read": facts_read,
         "command": command,

@@ -66,14 +66,15 @@ class Client:
         if not _REPO.match(self.repository or ""):
             raise GitHubError(f"repository {str(self.repository)[:80]!r} is not owner/name")
         self.api_url = self.api_url.rstrip("/")
-        self._netloc = parts.netloc
+        self._scheme, self._netloc = parts.scheme, parts.netloc
 
     def url(self, path: str) -> str:
         return self.api_url + path
 
     def request(self, method: str, path_or_url: str, body: Any = None) -> Response:
         url = path_or_url if path_or_url.startswith(("http://", "https://")) else self.url(path_or_url)
-        if urllib.parse.urlsplit(url).netloc != self._netloc:  # a Link header elsewhere: the token stays home
+        where = urllib.parse.urlsplit(url)
+        if (where.scheme, where.netloc) != (self._scheme, self._netloc):  # a Link elsewhere: the token stays home
             raise GitHubError(f"{method} {url[:80]}: not on {self._netloc}; not sent")
         shown = url[len(self.api_url):] if url.startswith(self.api_url) else url
         self.log.append((method, shown, body))
@@ -194,7 +195,8 @@ def _is_ours(comment: Any, marker: str) -> bool:
     if not isinstance(comment, dict) or not isinstance(comment.get("body"), str):
         return False
     user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-    return comment["body"].startswith(marker + "\n") and user.get("type") == "Bot"
+    has_id = isinstance(comment.get("id"), int) and not isinstance(comment.get("id"), bool)
+    return has_id and comment["body"].startswith(marker + "\n") and user.get("type") == "Bot"
 
 
 def sync(client: Client, number: int, comment: str, labels: list, allowed: list, *, post: bool) -> list[str]:
