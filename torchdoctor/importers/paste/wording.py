@@ -57,10 +57,34 @@ def _check_linear(regex: str, where: str) -> None:
     walk(tree, False)
 
 
+LINEAR_ENTRY = "linear-paste-regexes.json"
+"""The rule cache's entry (:mod:`torchdoctor.rulecache`) of the regular expressions that passed
+:func:`_check_linear` (keyed by torchdoctor's code, which includes the check itself): a warm start
+compiles the patterns without parsing each one a second time to check it."""
+_LINEAR: set = set()
+"""Regular expressions known to pass :func:`_check_linear` in this process."""
+
+
+def _linear_known() -> None:
+    from torchdoctor import rulecache
+
+    cached = rulecache.load(LINEAR_ENTRY, rulecache.make_key([]))
+    if isinstance(cached, list):
+        _LINEAR.update(r for r in cached if isinstance(r, str))
+
+
+def _linear_store() -> None:
+    from torchdoctor import rulecache
+
+    rulecache.store(LINEAR_ENTRY, rulecache.make_key([]), sorted(_LINEAR))
+
+
 def _compile(regex: Any, where: str) -> re.Pattern:
     if not isinstance(regex, str) or not regex:
         raise tables.DataFileError(f"{where}: regex must be a non-empty string")
-    _check_linear(regex, where)
+    if regex not in _LINEAR:
+        _check_linear(regex, where)
+        _LINEAR.add(regex)
     return re.compile(regex)
 
 
@@ -128,6 +152,17 @@ def _strings(value: Any, where: str) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def patterns(directory: Optional[str] = None) -> _Patterns:
     """The checked, compiled contents of ``rules/data/paste_patterns.yaml``."""
+    known = len(_LINEAR)
+    if not known:
+        _linear_known()
+        known = len(_LINEAR)
+    result = _patterns(directory)
+    if len(_LINEAR) != known:  # a regex checked now for the first time: remember it
+        _linear_store()
+    return result
+
+
+def _patterns(directory: Optional[str]) -> _Patterns:
     data = tables.load(PATTERNS_FILE, directory)
     where = f"{directory or 'rules/data'}/{PATTERNS_FILE}.yaml"
     if not isinstance(data, dict):
@@ -219,7 +254,7 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
 
 @functools.lru_cache(maxsize=1)
 def _interest():
-    from torchdoctor.probes.packages import load_interest
+    from torchdoctor.tables.interest import load_interest
 
     return load_interest()
 
