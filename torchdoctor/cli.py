@@ -233,6 +233,7 @@ def cli(ctx: click.Context) -> None:
     torchdoctor diff good.json bad.txt     what differs between two environments
     torchdoctor lint .                     fake settings, pitfalls, deprecated APIs in code
     torchdoctor bench --task classification   measure the plan on this machine
+    torchdoctor triage --body issue.md     the comment for a GitHub issue (docs/github-action.md)
     torchrun --nproc-per-node 4 -m torchdoctor check --distributed   every rank of a job
 
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
@@ -661,6 +662,10 @@ def rules_schema(of_settings) -> None:
 from torchdoctor.bench.command import bench  # noqa: E402 - click only; heavy imports run inside
 
 cli.add_command(bench)
+
+from torchdoctor.triage.command import triage  # noqa: E402 - click only; heavy imports run inside
+
+cli.add_command(triage)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -63,6 +63,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class _JobModel(_Model):
+    # `check --distributed` only: its schemas are built when a job is first validated, not by every
+    # command that imports the facts (triage, check --from-report)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
 # --------------------------------------------------------------------------------------
 # torch (read in a child process of the target interpreter)
 # --------------------------------------------------------------------------------------
@@ -587,7 +593,7 @@ class Facts(_Model):
 # --------------------------------------------------------------------------------------
 
 
-class RankFacts(_Model):
+class RankFacts(_JobModel):
     rank: int
     """Global rank (RANK, SLURM_PROCID)."""
     local_rank: Optional[int] = None
@@ -606,7 +612,7 @@ class RankFacts(_Model):
     """The rank's own facts: the probes of `check`, torch read in the rank's process."""
 
 
-class MissingRank(_Model):
+class MissingRank(_JobModel):
     rank: int
     """A rank of WORLD_SIZE whose facts did not arrive."""
     host: Optional[str] = None
@@ -619,7 +625,7 @@ class MissingRank(_Model):
     detail: str = ""
 
 
-class NodeFacts(_Model):
+class NodeFacts(_JobModel):
     node: int
     """Node index (as RankFacts.node)."""
     host: str
@@ -648,7 +654,7 @@ class NodeFacts(_Model):
     shm_free_bytes: Maybe[Optional[int]] = _field()
 
 
-class CollectiveResult(_Model):
+class CollectiveResult(_JobModel):
     backend: Literal["gloo", "nccl"]
     op: str
     """all_reduce | gather_object | init_process_group."""
@@ -659,7 +665,7 @@ class CollectiveResult(_Model):
     failed_ranks: list[int] = []
 
 
-class BandwidthSample(_Model):
+class BandwidthSample(_JobModel):
     size_bytes: int
     """Message size per rank (all_reduce of a float32 tensor of this many bytes)."""
     seconds: float
@@ -670,7 +676,7 @@ class BandwidthSample(_Model):
     """algbw x 2(n-1)/n for all_reduce (NCCL-tests' bus bandwidth)."""
 
 
-class JobFacts(_Model):
+class JobFacts(_JobModel):
     launcher: str
     """torchrun | slurm | env (whatever set the env:// variables)."""
     world_size: int

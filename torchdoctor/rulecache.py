@@ -77,6 +77,7 @@ def _code_fingerprint() -> bytes:
     # every module of the package, subpackages included (tables/models/ decides what a checked
     # table is; importers/ and render/ change what rules may rely on): one changed file, a new key
     pending = [here]
+    prefix = os.path.join(str(here), "")  # every entry's path starts with it (scandir joins onto it)
     while pending:
         directory = pending.pop()
         try:
@@ -89,7 +90,7 @@ def _code_fingerprint() -> bytes:
                     pending.append(Path(entry.path))
                 elif entry.name.endswith(".py"):
                     st = entry.stat()
-                    rel = os.path.relpath(entry.path, here)
+                    rel = entry.path[len(prefix):]  # os.path.relpath's answer, without its two abspath calls
                     parts.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
             except OSError:
                 continue

@@ -12,18 +12,18 @@ the wall time, and the other probes finish while it imports.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
-import threading
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 
 if TYPE_CHECKING:  # the models are imported lazily: the torch child starts before pydantic
+    from concurrent.futures import Future
+
     from torchdoctor.facts import Facts
 
-log = logging.getLogger("torchdoctor")
+# logging, threading and concurrent.futures are imported where the probes run: the paste reader imports
+# the torch child's parsers from this package (``_child_parse``) and needs none of them
 
 DEFAULT_TORCH_TIMEOUT_S = 60.0
 
@@ -123,7 +123,9 @@ def collect(
             except Exception as exc:  # noqa: BLE001 - a probe crash degrades the report
                 if ctx.debug:
                     raise
-                log.debug("probe %s crashed", name, exc_info=True)
+                import logging
+
+                logging.getLogger("torchdoctor").debug("probe %s crashed", name, exc_info=True)
                 reason = f"{name} probe crashed: {type(exc).__name__}: {exc}"
                 results[name] = Unavailable(unavailable=reason)
                 problems.append(reason)
@@ -145,6 +147,9 @@ def in_daemon_thread(thread_name: str, fn: Callable[..., object], *args: object)
     would hold the exit back. A daemon thread is dropped; ``_sys.kill_all`` has killed its
     children and refuses new ones.
     """
+    import threading
+    from concurrent.futures import Future
+
     fut: "Future[object]" = Future()
 
     def work() -> None:

@@ -12,42 +12,17 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from torchdoctor import tables
 from torchdoctor.facts import Distribution, PackagesFacts, Unavailable
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _interp_child, _sys
+from torchdoctor.tables.interest import Interest, load_interest  # noqa: F401 - the probe's API
 
 CHILD_SCRIPT = Path(__file__).resolve().with_name("_interp_child.py")
 CHILD_TIMEOUT_S = 30.0
 """Upper bound for the child; a scan of a few hundred distributions takes well under 1 s."""
 MODULE = "torch"
-
-
-@dataclass(frozen=True)
-class Interest:
-    """Normalised distribution names and name prefixes worth recording."""
-
-    names: tuple[str, ...]
-    prefixes: tuple[str, ...]
-
-    def matches(self, name: str) -> bool:
-        name = _interp_child.normalize_name(name)
-        return name in self.names or name.startswith(self.prefixes)
-
-    def request(self) -> dict[str, Any]:
-        return {"names": list(self.names), "prefixes": list(self.prefixes)}
-
-
-def load_interest(directory: Optional[str] = None) -> Interest:
-    """Read ``packages_of_interest.yaml`` (names and prefixes, each with reason and source)."""
-    _, names, prefixes, _ = tables.allow_list("packages_of_interest", directory)
-    return Interest(
-        names=tuple(_interp_child.normalize_name(n) for n in names),
-        prefixes=tuple(_interp_child.normalize_name(p) for p in prefixes),
-    )
 
 
 # --------------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def _torch_facts(ctx: _Ctx) -> Value:
             # the pasted traceback says why: that is the import failure, even where a filtered pip
             # list shows no torch (pytorch#90692: a traceback through site-packages/torch beside
             # `[pip3] mypy-e`); "No module named 'torch'" reads as not-installed
-            from torchdoctor.probes._torch_child import failure_from_text
+            from torchdoctor.probes._child_parse import failure_from_text
 
             return _model(TorchFacts, default, **failure_from_text(*ctx.import_error))
         values: dict[str, Any] = {"import_status": status}

@@ -171,7 +171,7 @@ def _torch_overlay(facts: Facts, paste: Paste, added: dict[str, Evidence],
     version_ev = added.get("torch_version")
     imported = paste.torch_imported
     if paste.import_failure is not None:
-        from torchdoctor.probes._torch_child import failure_from_text
+        from torchdoctor.probes._child_parse import failure_from_text
 
         kind, message = paste.import_failure.value
         for k, v in failure_from_text(kind, message).items():

@@ -57,10 +57,30 @@ def _check_linear(regex: str, where: str) -> None:
     walk(tree, False)
 
 
-def _compile(regex: Any, where: str) -> re.Pattern:
+LINEAR_ENTRY = "linear-paste-regexes.json"
+"""The rule cache's entry (:mod:`torchdoctor.rulecache`) of the shipped file's regular expressions that passed
+:func:`_check_linear`, keyed by torchdoctor's code (the check included): a warm start compiles them without
+parsing each one a second time to check it. Trusted for the shipped ``rules/data`` file only; a pattern file from
+another directory is always checked, so a cache entry can vouch for nothing a data file could not already hold."""
+_LINEAR: set = set()
+"""Regular expressions checked by :func:`_check_linear` in this process (linear whatever file they came from)."""
+
+
+def _linear_cached() -> frozenset:
+    from torchdoctor import rulecache
+
+    cached = rulecache.load(LINEAR_ENTRY, rulecache.make_key([]))
+    if not isinstance(cached, list):  # none, stale, corrupt or not ours: every regex is checked
+        return frozenset()
+    return frozenset(r for r in cached if isinstance(r, str))
+
+
+def _compile(regex: Any, where: str, known: frozenset = frozenset()) -> re.Pattern:
     if not isinstance(regex, str) or not regex:
         raise tables.DataFileError(f"{where}: regex must be a non-empty string")
-    _check_linear(regex, where)
+    if regex not in _LINEAR and regex not in known:
+        _check_linear(regex, where)
+        _LINEAR.add(regex)
     return re.compile(regex)
 
 
@@ -128,6 +148,24 @@ def _strings(value: Any, where: str) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def patterns(directory: Optional[str] = None) -> _Patterns:
     """The checked, compiled contents of ``rules/data/paste_patterns.yaml``."""
+    if directory is not None:
+        return _patterns(directory, frozenset(), set())
+    known = _linear_cached()
+    used: set = set()
+    result = _patterns(None, known, used)
+    if not used <= known:  # a shipped regex checked now for the first time: remember them all
+        from torchdoctor import rulecache
+
+        rulecache.store(LINEAR_ENTRY, rulecache.make_key([]), sorted(used))
+    return result
+
+
+def _patterns(directory: Optional[str], known: frozenset, used: set) -> _Patterns:
+    def compile_(regex: Any, where: str) -> re.Pattern:
+        compiled = _compile(regex, where, known)
+        used.add(regex)
+        return compiled
+
     data = tables.load(PATTERNS_FILE, directory)
     where = f"{directory or 'rules/data'}/{PATTERNS_FILE}.yaml"
     if not isinstance(data, dict):
@@ -163,7 +201,7 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
     messages = []
     for i, item in enumerate(entries("messages")):
         w = f"{where}: messages[{i}] ({item.get('id')})"
-        regex = _compile(item.get("regex"), w)
+        regex = compile_(item.get("regex"), w)
         unknown = set(regex.groupindex) - _GROUPS
         sets = item.get("sets") or {}
         if unknown or not isinstance(sets, dict) or set(sets) - _SETS:
@@ -175,7 +213,7 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
     paths = []
     for i, item in enumerate(entries("paths")):
         w = f"{where}: paths[{i}] ({item.get('id')})"
-        regex = _compile(item.get("regex"), w)
+        regex = compile_(item.get("regex"), w)
         if set(regex.groupindex) - _GROUPS or item.get("rank") not in (1, 2, 3, 4):
             raise tables.DataFileError(f"{w}: unknown group or rank")
         context = tuple(_strings(item["context"], f"{w}.context")) if "context" in item else ()
@@ -198,7 +236,7 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
         os_words=tuple(_strings(data.get("os_words"), f"{where}: os_words")),
         extra_packages=frozenset(ce._norm_name(e) for e in extras),
         messages=tuple(messages),
-        import_exception=_compile(imp.get("exception"), f"{where}: import_failure.exception"),
+        import_exception=compile_(imp.get("exception"), f"{where}: import_failure.exception"),
         import_window=int(imp.get("window") or 0),
         torch_context=tuple(_strings(imp.get("torch_context"), f"{where}: import_failure")),
         not_torch=tuple(_strings(imp.get("not_torch"), f"{where}: import_failure.not_torch")),
@@ -208,10 +246,10 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
         ),
         arch_flags_suffix=str((data.get("extension_arch_flags") or {}).get("suffix") or "archflags"),
         availability=availability,
-        device_string=_compile(data.get("device_string"), f"{where}: device_string"),
+        device_string=compile_(data.get("device_string"), f"{where}: device_string"),
         install_failed=tuple(_strings(data.get("install_failed"), f"{where}: install_failed")),
         gpu_suffixes=tuple(
-            _compile(r, f"{where}: gpu_value_suffixes")
+            compile_(r, f"{where}: gpu_value_suffixes")
             for r in _strings(data.get("gpu_value_suffixes"), f"{where}: gpu_value_suffixes")
         ),
     )
@@ -219,7 +257,7 @@ def patterns(directory: Optional[str] = None) -> _Patterns:
 
 @functools.lru_cache(maxsize=1)
 def _interest():
-    from torchdoctor.probes.packages import load_interest
+    from torchdoctor.tables.interest import load_interest
 
     return load_interest()
 
