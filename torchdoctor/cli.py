@@ -687,6 +687,10 @@ from torchdoctor.bench.command import bench  # noqa: E402 - click only; heavy im
 
 cli.add_command(bench)
 
+from torchdoctor.mcp_server.command import mcp  # noqa: E402 - click only; the SDK is imported inside
+
+cli.add_command(mcp)
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)

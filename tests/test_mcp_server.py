@@ -1,0 +1,272 @@
+"""`torchdoctor mcp` answered by the MCP SDK's own client over stdio (issue 20, part 4).
+
+Each test starts `python -m torchdoctor mcp` as a child and talks to it with
+``mcp.client.stdio.stdio_client`` + ``mcp.ClientSession`` (the SDK's client, which also checks
+every structured result against the tool's outputSchema), inside an anyio deadline: a server
+that dies or hangs fails the test, it never hangs it. The inputs are recorded real data:
+collect_env reports of public issues (tests/data/cases), a probe of a real machine
+(tests/data/diff), real training scripts (tests/data/fix-corpus), a real notebook
+(tests/data/lint). Results are also checked against the published docs/schemas/<tool>.schema.json.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+SCHEMAS = REPO / "docs" / "schemas"
+TOOLS = {"check", "recommend", "lint", "explain_rule", "triage"}
+DEADLINE = 180.0
+"""Seconds one whole conversation may take (probing this machine included)."""
+
+needs_sdk = pytest.mark.skipif(
+    sys.version_info < (3, 10) or importlib.util.find_spec("mcp") is None,
+    reason="the optional MCP SDK is not installed (pip install 'torchdoctor[mcp]'; Python >= 3.10)")
+try:
+    import torchdoctor.triage as _triage  # noqa: F401
+    HAS_TRIAGE = hasattr(_triage, "triage_issue")
+except ImportError:
+    HAS_TRIAGE = False
+
+
+def _converse(tmp_path: Path, talk) -> tuple:
+    """Run ``talk(session)`` against a fresh server; (its return value, the server's stderr)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    errlog_path = tmp_path / "server-stderr.txt"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "torchdoctor", "mcp"], cwd=str(REPO))
+
+    async def main():
+        with anyio.fail_after(DEADLINE), open(errlog_path, "w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await talk(session)
+
+    out = anyio.run(main)
+    return out, errlog_path.read_text(encoding="utf-8", errors="replace")
+
+
+def _schema(tool: str) -> dict:
+    return json.loads((SCHEMAS / f"{tool}.schema.json").read_text(encoding="utf-8"))
+
+
+def _valid(tool: str, result) -> dict:
+    """The structured result of a successful call, validated against the published schema."""
+    import jsonschema
+
+    assert not result.is_error, result.content[0].text
+    data = result.structured_content
+    jsonschema.Draft202012Validator(_schema(tool)).validate(data)
+    assert json.loads(result.content[0].text) == data  # the text block carries the same JSON
+    return data
+
+
+def _error(result) -> str:
+    assert result.is_error
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    line = result.content[0].text
+    assert "\n" not in line and "Traceback" not in line and len(line) <= 300
+    return line
+
+
+@needs_sdk
+def test_lists_five_tools_with_their_schemas(tmp_path):
+    from torchdoctor.mcp_server.schemas import input_schemas, output_schemas
+
+    async def talk(session):
+        return (await session.list_tools()).tools
+
+    listed, _ = _converse(tmp_path, talk)
+    by_name = {t.name: t for t in listed}
+    assert set(by_name) == TOOLS
+    for name, tool in by_name.items():
+        assert len(tool.description) > 80, name
+        assert tool.input_schema == input_schemas()[name]
+        assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
+        assert tool.output_schema == output_schemas()[name]
+        assert tool.annotations.read_only_hint is True and tool.annotations.destructive_hint is False
+        if name != "triage":
+            assert tool.output_schema == _schema(name), f"docs/schemas/{name}.schema.json is stale"
+    assert by_name["lint"].input_schema["required"] == ["source"]
+    assert by_name["lint"].input_schema["properties"]["source"]["maxLength"] == 1_000_000
+    assert "detection" in by_name["recommend"].input_schema["properties"]["task"]["enum"]
+    assert by_name["recommend"].input_schema["properties"]["precision"]["enum"][:2] == ["auto", "fp32"]
+
+
+@needs_sdk
+def test_calls_each_tool_on_real_inputs(tmp_path):
+    report_101 = (DATA / "cases" / "case101.txt").read_text(encoding="utf-8")  # pytorch/pytorch#150733
+    facts = json.loads((DATA / "diff" / "dev-container-cpu-probe.json").read_text(encoding="utf-8"))
+    swin = (DATA / "fix-corpus" / "swin_main.py.txt").read_text(encoding="utf-8")
+    notebook = (DATA / "lint" / "notebook.ipynb").read_text(encoding="utf-8")
+
+    async def talk(session):
+        out = {}
+        out["pasted"] = await session.call_tool("check", {"report": report_101})
+        out["facts"] = await session.call_tool("check", {"facts": facts})
+        out["facts_text"] = await session.call_tool("check", {"facts": json.dumps(facts)})
+        out["recommend"] = await session.call_tool(
+            "recommend", {"task": "detection", "gpu": "A100", "torch_version": "2.4", "precision": "bf16"})
+        out["recommend_facts"] = await session.call_tool("recommend", {"task": "llm-training", "facts": facts})
+        out["lint"] = await session.call_tool("lint", {"source": swin, "filename": "swin_main.py",
+                                                       "torch_version": "2.4"})
+        out["lint_old"] = await session.call_tool("lint", {"source": swin, "filename": "swin_main.py",
+                                                           "torch_version": "2.3"})
+        out["notebook"] = await session.call_tool("lint", {"source": notebook, "filename": "notebook.ipynb"})
+        out["explain"] = await session.call_tool("explain_rule", {"rule_id": "gpu-arch-not-in-build"})
+        out["explain_lint"] = await session.call_tool("explain_rule", {"rule_id": "fake-backends-setting"})
+        return out
+
+    out, stderr = _converse(tmp_path, talk)
+
+    pasted = _valid("check", out["pasted"])  # RTX 5090 D (sm_120) with the 2.6.0+cu126 wheel
+    assert pasted["source"] == "report" and pasted["worst"] == "error"
+    ids = [f["id"] for f in pasted["report"]["findings"]]
+    assert "gpu-arch-not-in-build" in ids
+    assert pasted["report"]["facts"]["torch"]["version"] == "2.6.0+cu126"
+    assert pasted["summary"].startswith("1 error(s)")
+
+    recorded = _valid("check", out["facts"])
+    assert recorded["source"] == "facts" and recorded["report"]["command"] == "check"
+    assert recorded["report"]["facts"]["system"]["os_name"] == "Debian GNU/Linux 12 (bookworm)"
+    assert _valid("check", out["facts_text"])["report"]["findings"] == recorded["report"]["findings"]
+
+    plan = _valid("recommend", out["recommend"])
+    assert plan["source"] == "gpu" and plan["torch_version"] == "2.4"
+    keys = {s["key"]: s for s in plan["report"]["settings"]}
+    assert keys, "a detection plan on an A100 recommends settings"
+    assert plan["snippet"].startswith("# torchdoctor") and "import torch" in plan["snippet"]
+    for setting in keys.values():  # every setting's code is in the snippet, with its rule named
+        assert setting["code"].splitlines()[0] in plan["snippet"]
+    assert plan["report"]["workload"]["precision"] == "bf16"
+    assert plan["report"]["workload"]["task"] == "detection"
+    assert _valid("recommend", out["recommend_facts"])["source"] == "facts"
+
+    lint = _valid("lint", out["lint"])
+    assert lint["torch_version"] == "2.4" and lint["path"] == "swin_main.py"
+    assert [(f["id"], f["line"]) for f in lint["findings"]] == [("deprecated-torch-api", 193),
+                                                                 ("deprecated-torch-api", 250)]
+    assert lint["findings"][0]["fix"]["edits"][0]["content"] == "torch.amp.autocast"
+    assert _valid("lint", out["lint_old"])["findings"] == []  # deprecated since 2.4 only
+
+    nb = _valid("lint", out["notebook"])
+    assert [(f["id"], f["cell"], f["fix"]) for f in nb["findings"]] == [("fake-backends-setting", 2, None)]
+
+    explained = _valid("explain_rule", out["explain"])
+    assert explained["source"] == "environment" and explained["references"]
+    assert explained["markdown"].startswith("# gpu-arch-not-in-build")
+    lint_rule = _valid("explain_rule", out["explain_lint"])
+    assert lint_rule["source"] == "lint" and lint_rule["severity"] == "error"
+    assert "Traceback" not in stderr
+
+
+@needs_sdk
+def test_bad_input_is_an_error_result_and_the_server_serves_on(tmp_path):
+    async def talk(session):
+        out = []
+        for name, args in [
+            ("explain_rule", {"rule_id": "gpu-arch-not-in-buld"}),        # unknown rule id
+            ("lint", {"source": "x = 1\n" * 200_000}),                     # 1.2 M characters
+            ("check", {"report": 42}),                                     # wrong type
+            ("check", {"report": "PyTorch version: 2.4.0", "facts": "{}"}),  # both sources
+            ("check", {"facts": "{\"schema_version\": 99}"}),            # not our JSON
+            ("check", {"report": "x", "command": "rm -rf /"}),             # unknown argument
+            ("check", {"timeout": 1e9}),                                   # out of range
+            ("recommend", {"task": "detection", "workers": 4}),            # a CLI name, not an argument
+            ("recommend", {"gpu": "Z9000 Ultra"}),                         # unknown GPU
+            ("recommend", {"gpu": "A100", "torch_version": "9.99"}),       # unknown torch
+            ("recommend", {"task": "detection", "dataloader_workers": -1}),
+            ("lint", {"source": "import torch\n", "select": ["no-such-rule"]}),
+            ("lint", {"source": "{not json", "filename": "a.ipynb"}),      # a finding, not an error
+            ("no_such_tool", {}),
+            ("explain_rule", {"rule_id": "fake-backends-setting"}),       # still serving
+        ]:
+            out.append(await session.call_tool(name, args))
+        return out
+
+    out, stderr = _converse(tmp_path, talk)
+    lines = [_error(r) for r in out[:12]]
+    assert "unknown rule" in lines[0] and "did you mean gpu-arch-not-in-build" in lines[0]
+    assert "too long (1200000 characters; at most 1000000)" in lines[1]
+    assert "argument report: expected string, got integer" in lines[2]
+    assert "not both" in lines[3]
+    assert "schema_version 99" in lines[4]
+    assert "unknown argument(s) 'command'" in lines[5] and "rm -rf" not in lines[5].split("(known")[1]
+    assert "argument timeout" in lines[6] and "out of range" in lines[6]
+    assert "unknown argument(s) 'workers'" in lines[7]
+    assert "Z9000" in lines[8] and "unknown GPU" in lines[8]
+    assert "9.99" in lines[9]
+    assert "argument dataloader_workers" in lines[10]
+    assert "unknown lint rule or tag 'no-such-rule'" in lines[11]
+    broken_nb = _valid("lint", out[12])
+    assert [f["id"] for f in broken_nb["findings"]] == ["parse-error"]
+    assert "not a Jupyter notebook" in broken_nb["findings"][0]["message"]
+    assert out[13].is_error and "unknown tool" in out[13].content[0].text
+    assert _valid("explain_rule", out[14])["id"] == "fake-backends-setting"
+    assert "Traceback" not in stderr  # bad input is not a crash
+
+
+@needs_sdk
+def test_check_probes_this_machine(tmp_path):
+    async def talk(session):
+        return await session.call_tool("check", {"timeout": 120})
+
+    result, _ = _converse(tmp_path, talk)
+    data = _valid("check", result)
+    assert data["source"] == "machine" and data["report"]["facts"]["origin"] == "probe"
+    assert data["report"]["facts"]["system"]["python_version"] == "%d.%d.%d" % sys.version_info[:3]
+
+
+@needs_sdk
+@pytest.mark.skipif(not HAS_TRIAGE, reason="torchdoctor.triage not present")
+def test_triage_tool(tmp_path):
+    body = (DATA / "cases" / "case101.txt").read_text(encoding="utf-8")
+
+    async def talk(session):
+        return await session.call_tool("triage", {"issue": body})
+
+    result, _ = _converse(tmp_path, talk)
+    data = _valid("triage", result) if (SCHEMAS / "triage.schema.json").exists() else result.structured_content
+    assert not result.is_error
+    assert any("gpu-arch-not-in-build" in json.dumps(f) for f in data["findings"])
+    assert data["labels"] == []  # no mapping given: no label is proposed
+
+
+def test_without_the_sdk_one_line_and_exit_2():
+    """The base install has no `mcp`: one line naming the extra, exit 2, no traceback."""
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp' or name.startswith(('mcp.', 'mcp_types')):\n"
+        "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from torchdoctor.cli import main\n"
+        "raise SystemExit(main(['mcp']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, cwd=REPO)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'torchdoctor[mcp]'" in lines[0], done.stderr
+
+
+def test_nothing_else_imports_the_sdk():
+    code = ("import sys, torchdoctor, torchdoctor.cli, torchdoctor.api\n"
+            "from torchdoctor.mcp_server import command, schemas, tools, lint_text\n"
+            "bad = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types')))\n"
+            "print(bad)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
