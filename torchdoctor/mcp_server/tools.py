@@ -149,9 +149,9 @@ def _facts(args: dict, tool: str, *, allow_machine: bool = True):
         name = given[0]
         text = _text_or_json(args[name], f"{tool}: argument {name}")
         try:
-            return load_report(text, f"<{name}>"), name
+            return load_report(text, f"argument {name}"), name
         except ReportError as exc:
-            raise ToolInputError(f"{tool}: argument {exc}") from None
+            raise ToolInputError(f"{tool}: {exc}") from None
     from torchdoctor.api import probe
     from torchdoctor.mcp_server.schemas import DEFAULT_TIMEOUT
 
@@ -216,7 +216,10 @@ def recommend(args: dict) -> dict:
 def lint(args: dict) -> dict:
     from torchdoctor.mcp_server.lint_text import lint_text
 
-    return lint_text(args["source"], args.get("filename") or "<source>", torch_version=args.get("torch_version"),
+    from torchdoctor.sanitize import one_line
+
+    filename = one_line(args.get("filename") or "") or "<source>"  # shown in findings: one clean line
+    return lint_text(args["source"], filename, torch_version=args.get("torch_version"),
                      select=args.get("select", ()), ignore=args.get("ignore", ()))
 
 
