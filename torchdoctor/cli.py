@@ -687,6 +687,10 @@ from torchdoctor.bench.command import bench  # noqa: E402 - click only; heavy im
 
 cli.add_command(bench)
 
+from torchdoctor.triage.command import triage  # noqa: E402 - click only; heavy imports run inside
+
+cli.add_command(triage)
+
 from torchdoctor.mcp_server.command import mcp  # noqa: E402 - click only; the SDK is imported inside
 
 cli.add_command(mcp)

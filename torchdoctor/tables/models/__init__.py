@@ -52,6 +52,7 @@ MODELS: dict[str, str] = {
     "gpu_name_vendors": "other.GpuNameVendors",
     "paste_patterns": "other.PastePatterns",
     "known_messages": "other.KnownMessages",
+    "triage": "triage.TriageData",
 }
 """The model of each data file, as ``module.Class`` under this package: a run imports only the
 modules of the files it parses (tests/test_typed_tables.py: every file of rules/data/ has one).
