@@ -230,16 +230,32 @@ def test_check_probes_this_machine(tmp_path):
 @needs_sdk
 @pytest.mark.skipif(not HAS_TRIAGE, reason="torchdoctor.triage not present")
 def test_triage_tool(tmp_path):
-    body = (DATA / "cases" / "case101.txt").read_text(encoding="utf-8")
+    # KumaTea/pytorch-aarch64#16 (tests/data/cases3): GLIBC_2.28 not found on Ubuntu 18.04
+    body = (DATA / "cases3" / "case301.txt").read_text(encoding="utf-8")
+    mapping = {"labels": ["module: binaries", "needs environment"],
+               "categories": {"os-unsupported": ["module: binaries"]},
+               "junk": {"template": ["needs environment"], "empty": ["needs environment"]}}
+    event = {"action": "opened", "issue": {"number": 16, "body": body}}
 
     async def talk(session):
-        return await session.call_tool("triage", {"issue": body})
+        return [await session.call_tool("triage", {"issue": body}),
+                await session.call_tool("triage", {"issue": event, "labels": mapping}),
+                await session.call_tool("triage", {"issue": "", "labels": mapping, "always_comment": True}),
+                await session.call_tool("triage", {"issue": body, "labels": {"labels": ["a"],
+                                                                             "categories": {"x": ["b"]}}}),
+                await session.call_tool("triage", {"issue": {"title": "no body"}})]
 
-    result, _ = _converse(tmp_path, talk)
-    data = _valid("triage", result) if (SCHEMAS / "triage.schema.json").exists() else result.structured_content
-    assert not result.is_error
-    assert any("gpu-arch-not-in-build" in json.dumps(f) for f in data["findings"])
-    assert data["labels"] == []  # no mapping given: no label is proposed
+    (plain, mapped, empty, bad_mapping, bad_issue), _ = _converse(tmp_path, talk)
+    plain = _valid("triage", plain)
+    assert ("known-message-error", "glibc-too-old") in [(f["id"], f.get("message_id")) for f in plain["findings"]]
+    assert plain["labels"] == []  # no mapping given: no label is proposed
+    assert plain["comment"].startswith("<!-- torchdoctor-triage -->")
+    mapped = _valid("triage", mapped)
+    assert mapped["labels"] == ["module: binaries"] and mapped["issue"]["number"] == 16
+    empty = _valid("triage", empty)
+    assert empty["read"] is False and empty["comment"].startswith("<!-- torchdoctor-triage -->")  # always_comment
+    assert "not in the allow-list" in _error(bad_mapping)
+    assert "neither an issues event" in _error(bad_issue)
 
 
 def test_without_the_sdk_one_line_and_exit_2():
@@ -270,3 +286,34 @@ def test_nothing_else_imports_the_sdk():
                           stdin=subprocess.DEVNULL, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_published_schemas_are_current():
+    """docs/schemas/<tool>.schema.json is what the server advertises (regenerate with
+    `python -m torchdoctor.mcp_server.schemas docs/schemas`); each is a valid 2020-12 schema."""
+    import jsonschema
+
+    from torchdoctor.mcp_server.schemas import PUBLISHED, input_schemas, output_schemas, schema_text
+
+    for tool in PUBLISHED:
+        assert (SCHEMAS / f"{tool}.schema.json").read_text(encoding="utf-8") == schema_text(tool), (
+            f"docs/schemas/{tool}.schema.json is stale: run `python -m torchdoctor.mcp_server.schemas docs/schemas`")
+    for schema in list(output_schemas().values()) + list(input_schemas().values()):
+        jsonschema.Draft202012Validator.check_schema(schema)
+    if HAS_TRIAGE:
+        assert output_schemas()["triage"] == _schema("triage")  # the triage package's own
+
+
+@needs_sdk
+def test_an_over_long_message_is_dropped_and_the_next_one_read():
+    import io
+
+    from torchdoctor.mcp_server.server import _BoundedLines
+
+    wire = io.StringIO("x" * 50 + "\n" + "y" * 25 + "\n" + "z" * 500 + "\n" + '{"jsonrpc": "2.0"}\n')
+    lines = _BoundedLines(wire, limit=30)
+    assert lines.readline() == "(message too long)\n"  # 50 characters: consumed to its end, not kept
+    assert lines.readline() == "y" * 25 + "\n"
+    assert lines.readline() == "(message too long)\n"
+    assert lines.readline() == '{"jsonrpc": "2.0"}\n'
+    assert lines.readline() == ""

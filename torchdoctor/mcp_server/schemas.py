@@ -127,12 +127,13 @@ def input_schemas() -> dict:
         }, ("rule_id",)),
         "triage": _object({
             "issue": {"type": ["string", "object"],
-                      "description": "The issue: its body as text, or the issue JSON (REST API) or "
-                                     "the event JSON GitHub Actions writes, as an object or text "
-                                     f"(at most {MAX_TEXT} characters)."},
+                      "description": "The issue: its body as text (at most "
+                                     f"{MAX_TEXT} characters), or as an object the issue JSON of the REST "
+                                     "API or the event JSON GitHub Actions writes."},
             "labels": {"type": "object",
-                       "description": "The repository's label mapping (as MAPPING.yaml of `torchdoctor "
-                                      "triage --labels` holds it); without one, no label is proposed."},
+                       "description": "The repository's label mapping, as the object its MAPPING.yaml "
+                                      "(`torchdoctor triage --labels`) holds; without one, no label is "
+                                      "proposed, and only the mapping's labels ever are."},
             "always_comment": {"type": "boolean", "default": False,
                                "description": "Give the comment even when there is nothing to say."},
         }, ("issue",)),
@@ -240,27 +241,32 @@ TRIAGE_CONTRACT = {
     "$schema": SCHEMA_DRAFT, "title": "torchdoctor triage (MCP tool result)",
     "type": "object",
     "required": ["verdict", "comment", "labels", "findings", "read", "junk", "missing"],
-    "properties": {"verdict": {"type": "string"}, "comment": {"type": ["string", "null"]},
+    "properties": {"verdict": {"type": "string"}, "comment": {"type": "string"},
                    "labels": {"type": "array", "items": {"type": "string"}},
-                   "findings": {"type": "array"}, "read": {}, "junk": {}, "missing": {}},
+                   "findings": {"type": "array"}, "read": {"type": "boolean"}, "junk": {"type": "array"},
+                   "missing": {"type": "array"}},
 }
-"""The result of :func:`torchdoctor.triage.triage_issue` as agreed, for a triage package that
-publishes no schema of its own."""
+"""The agreed result of :func:`torchdoctor.triage.triage_issue`: the server's outputSchema when
+the triage package's own published schema cannot be found."""
+
+
+def published_dir() -> Path:
+    """The published schemas: ``torchdoctor/_schemas`` in the wheel (hatchling force-include of
+    docs/schemas), docs/schemas in a source checkout."""
+    here = Path(__file__).resolve().parents[1]
+    installed = here / "_schemas"
+    return installed if installed.is_dir() else here.parent / "docs" / "schemas"
 
 
 def triage_schema() -> dict:
-    """The triage package's own result schema when it has one (``torchdoctor.triage.SCHEMA`` or
-    ``schema()``), else the agreed contract."""
+    """The triage package's published result schema (docs/schemas/triage.schema.json), else the
+    agreed contract."""
+    path = published_dir() / "triage.schema.json"
     try:
-        import torchdoctor.triage as triage
-    except ImportError:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return copy.deepcopy(TRIAGE_CONTRACT)
-    found = getattr(triage, "SCHEMA", None)
-    if found is None and callable(getattr(triage, "schema", None)):
-        found = triage.schema()
-    if isinstance(found, str):
-        found = json.loads(found)
-    return copy.deepcopy(found) if isinstance(found, dict) else copy.deepcopy(TRIAGE_CONTRACT)
+    return found if isinstance(found, dict) and found.get("type") == "object" else copy.deepcopy(TRIAGE_CONTRACT)
 
 
 def schema_text(tool: str) -> str:
