@@ -317,3 +317,53 @@ def test_an_over_long_message_is_dropped_and_the_next_one_read():
     assert lines.readline() == "(message too long)\n"
     assert lines.readline() == '{"jsonrpc": "2.0"}\n'
     assert lines.readline() == ""
+
+
+@needs_sdk
+def test_the_wire_holds_only_protocol_messages_and_survives_a_10_mb_line():
+    """Raw JSON-RPC over the real process's pipes: a 10 MB line (over server.MAX_LINE) is
+    dropped, the next request is answered, every stdout line is a JSON-RPC message, and the
+    server exits 0 when stdin closes."""
+    import queue
+    import threading
+
+    proc = subprocess.Popen([sys.executable, "-m", "torchdoctor", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+    def send(message) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+
+    def answer(request_id: int) -> dict:
+        while True:
+            message = json.loads(lines.get(timeout=60))  # raises queue.Empty rather than hang
+            assert message["jsonrpc"] == "2.0"
+            if message.get("id") == request_id:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        assert answer(1)["result"]["serverInfo"]["name"] == "torchdoctor"
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proc.stdin.write(b"x" * (10 * 1024 * 1024) + b"\n")
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "explain_rule", "arguments": {"rule_id": "fake-backends-setting"}}})
+        result = answer(2)["result"]
+        assert result["structuredContent"]["id"] == "fake-backends-setting"
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    while not lines.empty():  # anything else written to stdout is a JSON-RPC message too
+        assert json.loads(lines.get())["jsonrpc"] == "2.0"
+    assert "dropped a message of more than" in proc.stderr.read().decode()
