@@ -258,23 +258,33 @@ def test_triage_tool(tmp_path):
     assert "neither an issues event" in _error(bad_issue)
 
 
-def test_without_the_sdk_one_line_and_exit_2():
-    """The base install has no `mcp`: one line naming the extra, exit 2, no traceback."""
-    code = (
-        "import sys, importlib.abc\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'mcp' or name.startswith(('mcp.', 'mcp_types')):\n"
-        "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "from torchdoctor.cli import main\n"
-        "raise SystemExit(main(['mcp']))\n")
+_BLOCK = (
+    "import sys, importlib.abc\n"
+    "class Block(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name in BLOCKED or name.startswith(tuple(b + '.' for b in BLOCKED)):\n"
+    "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
+    "sys.meta_path.insert(0, Block())\n"
+    "from torchdoctor.cli import main\n"
+    "raise SystemExit(main(['mcp']))\n")
+
+
+@pytest.mark.parametrize("blocked, says", [
+    (("mcp", "mcp_types"), "torchdoctor mcp needs the MCP SDK: pip install 'torchdoctor[mcp]'"),
+    (("anyio",), "the MCP SDK does not import ('anyio'): pip install 'torchdoctor[mcp]'"),
+])
+def test_without_the_sdk_one_line_and_exit_2(blocked, says):
+    """The base install has no `mcp` (or a broken one): one line naming the extra, exit 2, no
+    traceback, nothing on stdout."""
+    if "anyio" in blocked and importlib.util.find_spec("mcp") is None:
+        pytest.skip("the SDK is not installed: the first case covers this machine")
+    code = f"BLOCKED = {blocked!r}\n" + _BLOCK
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL, cwd=REPO)
-    assert done.returncode == 2
+    assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'torchdoctor[mcp]'" in lines[0], done.stderr
+    assert len(lines) == 1 and lines[0].startswith("torchdoctor: error: ") and says in lines[0], done.stderr
 
 
 def test_nothing_else_imports_the_sdk():

@@ -234,6 +234,7 @@ def cli(ctx: click.Context) -> None:
     torchdoctor lint .                     fake settings, pitfalls, deprecated APIs in code
     torchdoctor bench --task classification   measure the plan on this machine
     torchrun --nproc-per-node 4 -m torchdoctor check --distributed   every rank of a job
+    torchdoctor mcp                        the checks as MCP tools for coding agents (stdio)
 
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
     """

@@ -21,13 +21,23 @@ def mcp() -> None:
     'torchdoctor[mcp]'; Python 3.10 or newer). Exit 0 when the client closes the connection, 2 when
     the SDK is missing.
     """
+    import importlib.util
+    import sys
+
     from torchdoctor.cli_io import Abort
 
+    needs = INSTALL_HINT + ("" if sys.version_info >= (3, 10) else " (on Python 3.10 or newer)")
+    try:
+        present = importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        present = False
+    if not present:
+        raise Abort(f"torchdoctor mcp needs the MCP SDK: {needs}")
     try:
         from torchdoctor.mcp_server.server import main
-    except ImportError as exc:
-        missing = getattr(exc, "name", None) or ""
-        if missing == "mcp" or missing.startswith(("mcp.", "mcp_types")):
-            raise Abort(f"torchdoctor mcp needs the MCP SDK: {INSTALL_HINT}") from None
-        raise
+    except ImportError as exc:  # an SDK (or one of its dependencies) that does not import
+        from torchdoctor.safeio import clip
+
+        raise Abort(f"torchdoctor mcp: the MCP SDK does not import ({clip(exc.name or str(exc), 60)}): "
+                    f"{needs}") from None
     main()
