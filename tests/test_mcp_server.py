@@ -180,6 +180,7 @@ def test_bad_input_is_an_error_result_and_the_server_serves_on(tmp_path):
             ("check", {"report": 42}),                                     # wrong type
             ("check", {"report": "PyTorch version: 2.4.0", "facts": "{}"}),  # both sources
             ("check", {"facts": "{\"schema_version\": 99}"}),            # not our JSON
+            ("check", {"facts": "PyTorch version: 2.4.0\nOS: Ubuntu"}),   # a report, not facts
             ("check", {"report": "x", "command": "rm -rf /"}),             # unknown argument
             ("check", {"timeout": 1e9}),                                   # out of range
             ("recommend", {"task": "detection", "workers": 4}),            # a CLI name, not an argument
@@ -195,24 +196,25 @@ def test_bad_input_is_an_error_result_and_the_server_serves_on(tmp_path):
         return out
 
     out, stderr = _converse(tmp_path, talk)
-    lines = [_error(r) for r in out[:12]]
+    lines = [_error(r) for r in out[:13]]
     assert "unknown rule" in lines[0] and "did you mean gpu-arch-not-in-build" in lines[0]
     assert "too long (1200000 characters; at most 1000000)" in lines[1]
     assert "argument report: expected string, got integer" in lines[2]
     assert "not both" in lines[3]
     assert "schema_version 99" in lines[4]
-    assert "unknown argument(s) 'command'" in lines[5] and "rm -rf" not in lines[5].split("(known")[1]
-    assert "argument timeout" in lines[6] and "out of range" in lines[6]
-    assert "unknown argument(s) 'workers'" in lines[7]
-    assert "Z9000" in lines[8] and "unknown GPU" in lines[8]
-    assert "9.99" in lines[9]
-    assert "argument dataloader_workers" in lines[10]
-    assert "unknown lint rule or tag 'no-such-rule'" in lines[11]
-    broken_nb = _valid("lint", out[12])
+    assert "argument facts: not torchdoctor JSON" in lines[5]
+    assert "unknown argument(s) 'command'" in lines[6] and "rm -rf" not in lines[6]
+    assert "argument timeout" in lines[7] and "out of range" in lines[7]
+    assert "unknown argument(s) 'workers'" in lines[8]
+    assert "Z9000" in lines[9] and "unknown GPU" in lines[9]
+    assert "9.99" in lines[10]
+    assert "argument dataloader_workers" in lines[11]
+    assert "unknown lint rule or tag 'no-such-rule'" in lines[12]
+    broken_nb = _valid("lint", out[13])
     assert [f["id"] for f in broken_nb["findings"]] == ["parse-error"]
     assert "not a Jupyter notebook" in broken_nb["findings"][0]["message"]
-    assert out[13].is_error and "unknown tool" in out[13].content[0].text
-    assert _valid("explain_rule", out[14])["id"] == "fake-backends-setting"
+    assert out[14].is_error and "unknown tool" in out[14].content[0].text
+    assert _valid("explain_rule", out[15])["id"] == "fake-backends-setting"
     assert "Traceback" not in stderr  # bad input is not a crash
 
 

@@ -149,9 +149,13 @@ def _facts(args: dict, tool: str, *, allow_machine: bool = True):
         name = given[0]
         text = _text_or_json(args[name], f"{tool}: argument {name}")
         try:
-            return load_report(text, f"argument {name}"), name
+            facts = load_report(text, f"argument {name}")
         except ReportError as exc:
             raise ToolInputError(f"{tool}: {exc}") from None
+        if name == "facts" and facts.origin != "json":
+            raise ToolInputError(f"{tool}: argument facts: not torchdoctor JSON (`torchdoctor probe` writes it); "
+                                 "pass pasted text as report")
+        return facts, name
     from torchdoctor.api import probe
     from torchdoctor.mcp_server.schemas import DEFAULT_TIMEOUT
 
