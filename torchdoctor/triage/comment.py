@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from torchdoctor.render.text import no_mentions
+from torchdoctor.render.text import first_sentence, no_mentions
 
 MARKER = "<!-- torchdoctor-triage -->"
 """The hidden first line of every comment triage writes: how `--post` finds its own comment again."""
@@ -22,6 +22,8 @@ MAX_COMMENT_CHARS = 60_000
 MAX_FINDINGS = 20
 MAX_TITLE_CHARS = 400
 MAX_FIX_CHARS = 800
+MAX_SHORT_FIX_CHARS = 400
+"""A fix longer than this is shown by its first sentence."""
 _ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
@@ -43,14 +45,12 @@ def inline(text: object, limit: int = MAX_TITLE_CHARS) -> str:
     for i in range(len(parts)):
         if i % 2 == 0:
             parts[i] = html.escape(parts[i], quote=False).replace("[", "\\[")
-        else:
-            parts[i] = parts[i].replace("<!--", "<! --")
     return no_mentions("`".join(parts))
 
 
 def code(text: object, limit: int = 120) -> str:
     """A value as an inline code span that it cannot close."""
-    s = " ".join(_redact(str(text)[: limit * 2]).split())[:limit]
+    s = no_mentions(" ".join(_redact(str(text)[: limit * 2]).split())[:limit])
     longest = max((len(r) for r in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
@@ -66,8 +66,11 @@ def verdict_line(result: dict) -> str:
     if serious:
         ids = ", ".join(dict.fromkeys(f.get("message_id") or f["id"] for f in serious[:4]))
         return f"{_plural(len(serious), 'environment problem')} found in this issue ({ids})."
-    if result["junk_details"]:
-        return f"the environment in this issue cannot be read: {result['junk_details'][0]['says']}."
+    junk = [j for j in result["junk_details"] if j["kind"] != "cut" or not result["facts_read"]]
+    if junk:
+        return f"the environment in this issue cannot be read: {junk[0]['says']}."
+    if result["junk_details"]:  # a cut collect_env that still stated facts
+        return f"no known environment problem in what this issue states, but {result['junk_details'][0]['says']}."
     if result["read"]:
         return "no known environment problem in what this issue states."
     return "this issue states no environment that torchdoctor can read."
@@ -80,7 +83,11 @@ def _finding(f: dict) -> list[str]:
         ident = f"{code(f['message_id'])} (rule {code(f['id'])}{', line ' + lines if lines else ''})"
     out = [f"- {_ICON.get(f['severity'], '')} **{f['severity']}** {ident}: {inline(f['title'])}"]
     if f.get("fix"):
-        out.append(f"  **Fix:** {inline(f['fix'], MAX_FIX_CHARS)}")
+        fix = f["fix"]
+        if len(fix) > MAX_SHORT_FIX_CHARS:  # a long fix: its first sentence, the rest in `rules explain`
+            head, more = first_sentence(fix)
+            fix = head + (f" (more: `torchdoctor rules explain {f['id']}`)" if more else "")
+        out.append(f"  **Fix:** {inline(fix, MAX_FIX_CHARS)}")
     return out
 
 

@@ -50,7 +50,8 @@ class Client:
     api_url: str
     token: str
     repository: str
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Optional[Callable[[float], None]] = None
+    """How to wait between attempts (default: time.sleep; tests pass a recorder)."""
     timeout: float = TIMEOUT
     tries: int = TRIES
     max_wait: float = MAX_WAIT
@@ -110,7 +111,7 @@ class Client:
                 last = f"no answer ({reason})"
                 wait = float(2 ** (attempt - 1))
             if attempt < self.tries:
-                self.sleep(min(max(wait, 0.0), self.max_wait))
+                (self.sleep or time.sleep)(min(max(wait, 0.0), self.max_wait))
         raise GitHubError(f"GitHub API {method} {shown}: {_clean(last)} (after {self.tries} tries)")
 
     def paginate(self, path: str) -> list:

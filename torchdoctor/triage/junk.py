@@ -12,6 +12,8 @@ from typing import Optional
 
 DATA_FILE = "triage"
 MAX_WHAT_CHARS = 60
+MAX_EMPTY_CHARS = 40
+"""An environment field shorter than this (squeezed) from which no fact was read states nothing."""
 """Characters of a heading echoed in a junk line."""
 
 _HEADING = re.compile(r"^[ ]{0,3}(?:#{1,6}[ \t]{1,8}(?P<h>[^\n]{1,200}?)[ \t#]{0,20}|\*\*(?P<b>[^*\n]{1,200})\*\*:?[ \t]{0,8})$")
@@ -74,13 +76,15 @@ def find_junk(body: str, *, env_read: bool, collect_env: bool, directory: Option
     if not env_read:
         for t in d["templates"]:
             if squeeze(t["needle"]) in flat:
-                out.append(Junk("template", t["id"], says["template"].format(what=t["id"])))
+                what = f"{t['project']}'s form"
+                out.append(Junk("template", t["id"], says["template"].format(what=what)))
                 break
     if field is not None and not out:
         heading, text = field
         left = squeeze(_TAGS.sub("", text))
         empty = {squeeze(v) for v in d["empty_answers"]["values"]}
-        if not left or left in empty:
+        # a few characters that state nothing ("sss", "big issue") are as empty as no answer
+        if not left or left in empty or (not env_read and len(left) < MAX_EMPTY_CHARS):
             out.append(Junk("empty", heading, says["empty"].format(what=heading)))
     if not env_read and not any(j.kind == "empty" for j in out):
         where = field[1] if field is not None else body
