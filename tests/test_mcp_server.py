@@ -238,6 +238,9 @@ def test_triage_tool(tmp_path):
                "categories": {"os-unsupported": ["module: binaries"]},
                "junk": {"template": ["needs environment"], "empty": ["needs environment"]}}
     event = {"action": "opened", "issue": {"number": 16, "body": body}}
+    # the recorded issues event of vllm-project/vllm#13537 (tests/data/triage/SOURCES.md): the form's
+    # placeholder left in place of collect_env's output
+    template_event = json.loads((DATA / "triage" / "vllm-13537.json").read_text(encoding="utf-8"))
 
     async def talk(session):
         return [await session.call_tool("triage", {"issue": body}),
@@ -245,9 +248,10 @@ def test_triage_tool(tmp_path):
                 await session.call_tool("triage", {"issue": "", "labels": mapping, "always_comment": True}),
                 await session.call_tool("triage", {"issue": body, "labels": {"labels": ["a"],
                                                                              "categories": {"x": ["b"]}}}),
-                await session.call_tool("triage", {"issue": {"title": "no body"}})]
+                await session.call_tool("triage", {"issue": {"title": "no body"}}),
+                await session.call_tool("triage", {"issue": template_event, "labels": mapping})]
 
-    (plain, mapped, empty, bad_mapping, bad_issue), _ = _converse(tmp_path, talk)
+    (plain, mapped, empty, bad_mapping, bad_issue, template), _ = _converse(tmp_path, talk)
     plain = _valid("triage", plain)
     assert ("known-message-error", "glibc-too-old") in [(f["id"], f.get("message_id")) for f in plain["findings"]]
     assert plain["labels"] == []  # no mapping given: no label is proposed
@@ -258,6 +262,9 @@ def test_triage_tool(tmp_path):
     assert empty["read"] is False and empty["comment"].startswith("<!-- torchdoctor-triage -->")  # always_comment
     assert "not in the allow-list" in _error(bad_mapping)
     assert "neither an issues event" in _error(bad_issue)
+    template = _valid("triage", template)
+    assert template["junk"] == ["template"] and template["labels"] == ["needs environment"]
+    assert template["issue"]["repository"] == "vllm-project/vllm" and template["issue"]["number"] == 13537
 
 
 _BLOCK = (
