@@ -386,3 +386,30 @@ def test_the_wire_holds_only_protocol_messages_and_survives_a_10_mb_line():
     while not lines.empty():  # anything else written to stdout is a JSON-RPC message too
         assert json.loads(lines.get())["jsonrpc"] == "2.0"
     assert "dropped a message of more than" in proc.stderr.read().decode()
+
+
+@needs_sdk
+def test_an_unexpected_failure_is_one_line_and_the_server_serves_on(monkeypatch, caplog):
+    """A crash inside a tool (here: lint made to raise) is an error result of one line, its
+    traceback in the server's log; the next call is answered. In-process, with the SDK's Client."""
+    import anyio
+    from mcp import Client
+
+    from torchdoctor.mcp_server import server, tools
+
+    def crash(args):
+        raise RuntimeError("boom\nsecond line " + "z" * 1000)
+
+    monkeypatch.setitem(tools.TOOLS, "lint", crash)
+
+    async def main():
+        with anyio.fail_after(60):
+            async with Client(server.build()) as client:
+                return (await client.call_tool("lint", {"source": "import torch\n"}),
+                        await client.call_tool("explain_rule", {"rule_id": "fake-backends-setting"}))
+
+    crashed, after = anyio.run(main)
+    line = _error(crashed)
+    assert line.startswith("internal error: RuntimeError: boom second line zzz") and line.endswith("...")
+    assert after.structured_content["id"] == "fake-backends-setting"
+    assert any("tool lint failed" in r.getMessage() and r.exc_info for r in caplog.records)

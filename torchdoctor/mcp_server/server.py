@@ -29,6 +29,7 @@ from mcp.server.stdio import stdio_server
 
 from torchdoctor.mcp_server import tools
 from torchdoctor.mcp_server.schemas import MAX_TEXT, input_schemas, output_schemas
+from torchdoctor.sanitize import one_line
 from torchdoctor.version import __version__
 
 log = logging.getLogger("torchdoctor.mcp")
@@ -75,7 +76,7 @@ def build() -> Server:
             if isinstance(exc, tools.ToolInputError):
                 log.info("%s", line)
             else:
-                log.exception("tool %s failed", tools.error_line(ValueError(params.name)))
+                log.exception("tool %s failed: %s", one_line(params.name)[:80], line)
             return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=result)
 

@@ -295,7 +295,7 @@ def call(name: str, arguments: Any) -> dict:
 def _clip(text: str) -> str:
     from torchdoctor.sanitize import one_line
 
-    text = one_line(str(text))
+    text = one_line(" ".join(str(text).splitlines()))
     return text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 3] + "..."
 
 
