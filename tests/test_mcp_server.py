@@ -413,3 +413,63 @@ def test_an_unexpected_failure_is_one_line_and_the_server_serves_on(monkeypatch,
     assert line.startswith("internal error: RuntimeError: boom second line zzz") and line.endswith("...")
     assert after.structured_content["id"] == "fake-backends-setting"
     assert any("tool lint failed" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def _raw_server():
+    proc = subprocess.Popen([sys.executable, "-m", "torchdoctor", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        + "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+    proc.stdin.flush()
+    return proc
+
+
+@needs_sdk
+@pytest.mark.parametrize("signum, status, says", [(15, 143, ""), (2, 130, "torchdoctor: interrupted")])
+def test_sigterm_and_ctrl_c_end_the_server_with_the_cli_status(signum, status, says):
+    """A blocked read of stdin does not hold the exit back; the statuses are the CLI's."""
+    import select
+    import signal
+
+    proc = _raw_server()
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready and json.loads(proc.stdout.readline())["id"] == 1  # serving, stdin still open
+        proc.send_signal(signal.Signals(signum))
+        assert proc.wait(timeout=30) == status
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.stderr.read().decode().strip() == says
+
+
+@needs_sdk
+def test_sigterm_during_a_probe_leaves_no_child():
+    """SIGTERM while `check` probes this machine: the probe's children are killed with the server."""
+    import signal
+    import time
+
+    import psutil
+
+    proc = _raw_server()
+    try:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "check", "arguments": {"timeout": 120}}}) + "\n").encode())
+        proc.stdin.flush()
+        children: list = []
+        for _ in range(300):  # until the torch child has started (at most 30 s)
+            children = psutil.Process(proc.pid).children(recursive=True)
+            if children:
+                break
+            time.sleep(0.1)
+        assert children, "the probe started no child"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, [c.pid for c in alive]

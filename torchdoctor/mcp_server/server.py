@@ -9,12 +9,15 @@ tools of tools.py with the schemas of schemas.py. The only module of torchdoctor
   between concurrent calls);
 - every failure of a call is an error result (``isError``) with one line; the server keeps
   serving. The traceback of an unexpected one goes to stderr.
-- a request line longer than :data:`MAX_LINE` is dropped unread (a parse error to the client),
-  so one message cannot make the server hold gigabytes.
+- a request line longer than :data:`MAX_LINE` is dropped unread, so one message cannot make
+  the server hold gigabytes;
+- stdin is read by a daemon thread, so SIGTERM (143) and Ctrl-C (130) end the server at once,
+  killing a probe's children first; closing stdin ends it with 0.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -86,12 +89,12 @@ def build() -> Server:
 
 class _BoundedLines:
     """stdin as lines of at most :data:`MAX_LINE` characters: a longer line is consumed to its
-    end and replaced by one that is not JSON (the SDK answers it as a parse error)."""
+    end and replaced by one that is not JSON (the SDK drops it and reads on)."""
 
     def __init__(self, stream: Any, limit: int = MAX_LINE) -> None:
         self._stream, self._limit = stream, limit
 
-    def readline(self, size: int = -1) -> str:  # noqa: ARG002 - anyio's AsyncFile passes none
+    def readline(self) -> str:
         line = self._stream.readline(self._limit + 1)
         if len(line) <= self._limit or line.endswith("\n"):
             return line
@@ -102,8 +105,45 @@ class _BoundedLines:
         log.warning("dropped a message of more than %d characters", self._limit)
         return "(message too long)\n"
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    async def __aiter__(self):
+        """The lines, read by a daemon thread of ours (not an anyio worker, which the interpreter
+        would wait for at exit): a blocked read of stdin never keeps the server from exiting."""
+        import anyio.from_thread
+        import anyio.lowlevel
+
+        send, receive = anyio.create_memory_object_stream(1)
+        token = anyio.lowlevel.current_token()
+
+        def pump() -> None:
+            try:
+                while True:
+                    line = self.readline()
+                    anyio.from_thread.run(send.send, line, token=token)
+                    if not line:
+                        return
+            except Exception:  # noqa: BLE001 - the loop is gone (the server is exiting) or stdin broke
+                with contextlib.suppress(Exception):
+                    anyio.from_thread.run_sync(send.close, token=token)
+
+        threading.Thread(target=pump, name="torchdoctor-mcp-stdin", daemon=True).start()
+        async with receive:
+            async for line in receive:
+                if not line:
+                    return
+                yield line
+
+
+async def _until_signal(scope: anyio.CancelScope, got: list) -> None:
+    """SIGTERM or Ctrl-C ends the serving (cancelling it, so no task is left behind)."""
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            got.append(int(signum))
+            if "torchdoctor.probes._sys" in sys.modules:  # a probe of this machine ends now
+                sys.modules["torchdoctor.probes._sys"].kill_all()
+            scope.cancel()
+            return
 
 
 async def serve() -> None:
@@ -118,13 +158,25 @@ async def serve() -> None:
     os.dup2(null, 0)
     os.close(null)
     try:
+        # closefd=False and the duplicate left open: an abandoned reader thread may still block on it
         reader = io.open(wire, "r", encoding="utf-8", errors="replace", newline="\n", closefd=False)
         server = build()
-        async with stdio_server(stdin=anyio.wrap_file(_BoundedLines(reader))) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        got: list = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_until_signal, tg.cancel_scope, got)
+            async with stdio_server(stdin=_BoundedLines(reader)) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()  # the client closed stdin: stop waiting for a signal
     finally:
         os.dup2(wire, 0)
-        os.close(wire)
+        if "torchdoctor.probes._sys" in sys.modules:  # a probe still running: its children die with us
+            sys.modules["torchdoctor.probes._sys"].kill_all()
+    if got:
+        import signal
+
+        if got[0] == signal.SIGINT:
+            raise KeyboardInterrupt  # cli: "torchdoctor: interrupted", exit 130
+        raise SystemExit(128 + got[0])  # 143 on SIGTERM, as every command
 
 
 def main() -> None:
