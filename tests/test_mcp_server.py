@@ -446,6 +446,7 @@ def test_sigterm_and_ctrl_c_end_the_server_with_the_cli_status(signum, status, s
 
 
 @needs_sdk
+@pytest.mark.torch  # the torch child imports torch for a second or more: time to see it running
 def test_sigterm_during_a_probe_leaves_no_child():
     """SIGTERM while `check` probes this machine: the probe's children are killed with the server."""
     import signal
