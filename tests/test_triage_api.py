@@ -158,3 +158,59 @@ def test_an_event_and_an_issue_json_are_read():
     assert r["issue"]["action"] == "opened"
     r2 = triage_issue(event["issue"])
     assert r2["issue"]["repository"] == "KumaTea/pytorch-aarch64" and r2["findings"] == r["findings"]
+
+
+# ---------------------------------------------------------------------------- inputs, bounded and hostile
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+
+def _cli(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "torchdoctor", "triage", *args], capture_output=True, text=True,
+                          timeout=120, input=stdin)
+
+
+def test_a_5_mb_body_file_is_read_bounded_and_said_to_be_cut(tmp_path):
+    path = tmp_path / "big.md"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(body("case301"))
+        fh.write(("y" * 999 + "\n") * 5300)
+    done = _cli("--body", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    jsonschema.validate(result, SCHEMA)
+    assert result["issue"]["cut"] is True and "only the first part was read" in done.stderr
+    assert any(f.get("message_id") == "glibc-too-old" for f in result["findings"])
+
+
+@pytest.mark.parametrize("text, says", [
+    ("labels: [a\n", "--labels {}:2"),
+    ("labels: [a]\ncategories: [x]\n", "categories: must be a mapping"),
+    ("- just a list\n", "must be a mapping with 'labels'"),
+])
+def test_a_malformed_mapping_file_is_one_line_exit_2(tmp_path, text, says):
+    path = tmp_path / "m.yml"
+    path.write_text(text, encoding="utf-8")
+    done = _cli("--body", "-", "--labels", str(path), stdin="hello")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and says.format(path) in done.stderr
+
+
+@pytest.mark.parametrize("text, says", [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "expected an issue body"),
+    ('{"action": "opened"}', "neither an issues event"),
+    ('{"issue": {"body": 5}}', "'body' is int"),
+])
+def test_a_malformed_event_is_one_line_exit_2(tmp_path, text, says):
+    path = tmp_path / "e.json"
+    path.write_text(text, encoding="utf-8")
+    done = _cli("--event", str(path))
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_event_of_another_action_is_left_alone(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"action": "labeled", "issue": {"number": 1, "body": body("case301")}}))
+    done = _cli("--event", str(path))
+    assert done.returncode == 0 and done.stdout == "" and "only opened, edited, reopened" in done.stderr

@@ -103,6 +103,15 @@ def test_an_earlier_comment_is_updated_when_there_is_nothing_left_to_say():
         assert gh.labels == ["bug"]  # "needs environment" was ours and no longer applies
 
 
+def test_a_label_a_maintainer_added_is_never_removed():
+    with FakeGitHub() as gh:
+        gh.labels = ["bug", "needs environment"]  # put on by hand before torchdoctor ran
+        run(gh, TEMPLATE)
+        assert [r["method"] for r in gh.mutations()] == ["POST"]  # the comment only: the label is already there
+        run(gh, GLIBC)
+        assert "needs environment" in gh.labels  # no longer applies, but it was not ours
+
+
 def test_someone_elses_comment_with_the_marker_is_never_edited():
     with FakeGitHub() as gh:
         planted = gh.add_comment(MARKER + "\nI am a user quoting the bot")  # type User

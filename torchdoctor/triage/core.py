@@ -11,7 +11,8 @@ from torchdoctor.triage.junk import data, find_junk
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 KNOWN_MESSAGE_RULES = ("known-message-error", "known-message-warning", "known-message-info")
-"""The for_each rules that judge Facts.paste.messages: shown one item per message, from the message itself."""
+"""The for_each rules that judge Facts.paste.messages: shown one item per message, from the message itself (so
+they are not evaluated: their findings would say the same, and rendering their messages costs a template engine)."""
 MAX_VALUE_CHARS = 120
 """Characters of one fact value shown in the comment's details."""
 
@@ -55,7 +56,7 @@ def evaluate_body(body: str, *, rules_dirs: Sequence[str] = (), redact: bool = T
         facts = load_report(body, "issue body")
     except ReportError:
         return None
-    report = evaluate(load_rules(list(rules_dirs)), facts, None, command="check")
+    report = evaluate(load_rules(list(rules_dirs)), facts, None, command="check", ignore=KNOWN_MESSAGE_RULES)
     if redact:
         from torchdoctor.redact import redact_report
 

@@ -223,7 +223,8 @@ def sync(client: Client, number: int, comment: str, labels: list, allowed: list,
     before = recorded_labels(mine["body"], allowed) if mine else []
     add = [x for x in labels if x not in present]
     remove = [x for x in before if x not in labels and x in present and x in allowed]
-    ours = sorted(set(labels) | (set(before) & set(present)) - set(remove), key=allowed.index) if allowed else []
+    # ours: what this run adds, and what an earlier run added that still applies; never a label someone else put on
+    ours = sorted(set(add) | (set(before) & set(labels)), key=allowed.index) if allowed else []
     if mine is not None or post:
         lines = comment.split("\n", 1)
         body = lines[0] + "\n" + labels_line(ours) + "\n" + (lines[1] if len(lines) > 1 else "")

@@ -5,7 +5,7 @@ own allow-list is refused (one line, exit 2). The file's shape (docs/github-acti
 
     labels: ["module: cuda", "needs environment"]   # the allow-list
     categories: {cuda-unavailable: ["module: cuda"]}
-    rules: {driver-too-old: ["module: cuda"]}
+    rules: {multiple-torch-installs: ["module: binaries"]}
     messages: {glibc-too-old: ["module: binaries"]}
     junk: {template: ["needs environment"], empty: ["needs environment"]}
     command: python -m torch.utils.collect_env      # optional: the command the comment asks for
