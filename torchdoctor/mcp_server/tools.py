@@ -138,7 +138,7 @@ def _text_or_json(value: Any, what: str) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _facts(args: dict, tool: str, *, allow_machine: bool = True):
+def _facts(args: dict, tool: str):
     """(facts, source) from ``facts`` or ``report``, or from probing this machine."""
     from torchdoctor.importers import ReportError, load_report
 
@@ -219,7 +219,6 @@ def recommend(args: dict) -> dict:
 
 def lint(args: dict) -> dict:
     from torchdoctor.mcp_server.lint_text import lint_text
-
     from torchdoctor.sanitize import one_line
 
     filename = one_line(args.get("filename") or "") or "<source>"  # shown in findings: one clean line
