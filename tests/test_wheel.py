@@ -29,6 +29,7 @@ def test_wheel_in_fresh_venv_without_torch(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "torchdoctor/_rules/settings.yaml" in names
     assert any(n.startswith("torchdoctor/_rules/data/") for n in names)
+    assert "torchdoctor/_schemas/check.schema.json" in names  # torchdoctor mcp's published schemas
     assert not any(n.startswith("tests/") for n in names)
 
     env_dir = tmp_path / "venv"

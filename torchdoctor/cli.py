@@ -235,6 +235,7 @@ def cli(ctx: click.Context) -> None:
     torchdoctor bench --task classification   measure the plan on this machine
     torchdoctor triage --body issue.md     the comment for a GitHub issue (docs/github-action.md)
     torchrun --nproc-per-node 4 -m torchdoctor check --distributed   every rank of a job
+    torchdoctor mcp                        the checks as MCP tools for coding agents (stdio)
 
     Exit codes: 0 ok, 1 findings at/above --fail-on, 2 usage or tool error, 130 interrupted.
     """
@@ -666,6 +667,10 @@ cli.add_command(bench)
 from torchdoctor.triage.command import triage  # noqa: E402 - click only; heavy imports run inside
 
 cli.add_command(triage)
+
+from torchdoctor.mcp_server.command import mcp  # noqa: E402 - click only; the SDK is imported inside
+
+cli.add_command(mcp)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
