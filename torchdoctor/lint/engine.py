@@ -42,6 +42,9 @@ class Finding:
     cell: Optional[int] = None
     torch_version: Optional[str] = None
     """The target torch version, for a finding that depends on it."""
+    file_region: Optional[dict] = None
+    """A notebook's finding: where it is in the raw .ipynb text ({line, col, end_line,
+    end_col}, 1-based characters); line/col are cell-relative."""
     edits: list = field(default_factory=list, repr=False)
     """Byte-offset edits (internal, for --fix)."""
     expect: list = field(default_factory=list, repr=False)
@@ -55,6 +58,8 @@ class Finding:
             out["cell"] = self.cell
         if self.torch_version is not None:
             out["torch_version"] = self.torch_version
+        if self.file_region is not None:
+            out["file_region"] = dict(self.file_region)
         return out
 
 

@@ -77,6 +77,8 @@ class Knowledge:
     the registry's settings with their ``since``) means the name is absent before that release;
     otherwise (a deprecated name, its replacement, a parent module) only presence from it is
     known."""
+    python_cell_magics: list = field(default_factory=list)
+    """IPython cell magics whose body is Python run in the notebook (ipython_magics.yaml)."""
 
     def presence(self, dotted: str, version: tuple) -> Optional[bool]:
         """Whether ``dotted`` exists in torch ``version``: True, False, or None (unknown)."""
@@ -107,7 +109,7 @@ def _inputs() -> list:
     base = default_rules_dir()
     files = sorted(p for p in lint_dir().glob("*.yaml"))
     return files + [lint_dir() / "data" / "torch_backends.yaml", base / "settings.yaml",
-                    base / "data" / "torch_releases.yaml"]
+                    base / "data" / "torch_releases.yaml", lint_dir() / "data" / "ipython_magics.yaml"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -152,7 +154,7 @@ _RULE_ENTRY = {"id": str, "kind": str, "check": str, "severity": str, "tags": li
                "params": dict, "default": bool, "path": str}
 _TOP = {"rules": list, "names": dict, "introspected": str, "look_alikes": dict, "fake_notes": dict,
         "env_when": dict, "env_until": dict, "tf32_legacy": list, "cublas_range": list,
-        "newest_torch": str, "present": dict}
+        "newest_torch": str, "present": dict, "python_cell_magics": list}
 _PARAMS = {"call_fix": "dotted-list", "attr_fix": "dotted-ident", "functions": "str-list",
            "calls": "str-list", "torch_importers": "str-list", "for_children": "str-list",
            "benchmark": "str", "deterministic": "str", "function": "str", "since": "str",
@@ -280,6 +282,8 @@ def problem(data: Any) -> Optional[str]:
         if not (isinstance(name, str) and isinstance(known, list) and len(known) == 2
                 and isinstance(known[0], str) and isinstance(known[1], bool)):
             return f"present: {str(name)[:80]!r} is not [since, exact]"
+    if not (_strs(data["python_cell_magics"]) and all(_IDENT.fullmatch(m) for m in data["python_cell_magics"])):
+        return "python_cell_magics are names"
     return None
 
 
@@ -289,14 +293,17 @@ def _knowledge(data: dict) -> Knowledge:
                      look_alikes=data["look_alikes"], fake_notes=data["fake_notes"],
                      env_when=data["env_when"], env_until=data["env_until"],
                      tf32_legacy=data["tf32_legacy"], cublas_range=tuple(data["cublas_range"]),
-                     newest_torch=data["newest_torch"], present=data["present"])
+                     newest_torch=data["newest_torch"], present=data["present"],
+                     python_cell_magics=data["python_cell_magics"])
 
 
 def _compile(raw: dict, order: list) -> dict:
     base = default_rules_dir()
     settings_path = str(base / "settings.yaml")
+    magics_path = str(lint_dir() / "data" / "ipython_magics.yaml")
     rule_paths = [p for p in order if Path(p).parent.name == "lint" or p not in (
-        settings_path, str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"))]
+        settings_path, str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"),
+        magics_path)]
     rules, seen = [], set()
     for p in rule_paths:
         rule = _rule(p, raw[p])
@@ -351,7 +358,8 @@ def _compile(raw: dict, order: list) -> dict:
     return {"rules": rules, "names": names, "introspected": str(names_raw.get("introspected") or ""),
             "look_alikes": look_alikes, "fake_notes": fake_notes, "env_when": env_when,
             "env_until": env_until, "tf32_legacy": tf32_legacy, "cublas_range": list(cublas),
-            "newest_torch": newest, "present": present}
+            "newest_torch": newest, "present": present,
+            "python_cell_magics": sorted(str(k) for k in ((raw.get(magics_path) or {}).get("python") or {}))}
 
 
 def _present(names: dict, reg: dict, look_alikes: dict) -> dict:
