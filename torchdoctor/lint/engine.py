@@ -98,7 +98,7 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
     if tree is None:
         return [parse_error(path, error, know, rules)] if any(r.check == "parse-error" for r in rules) else []
     try:
-        model = analyze(tree, version, lambda dotted: know.presence(dotted, version))
+        model = analyze(tree, version, lambda dotted: know.presence(dotted, version), know.is_value)
     except RecursionError:
         return [parse_error(path, (1, 1, "nested too deeply to analyse"), know, rules)]
     ctx = Ctx(model, know, version, version_text, source)

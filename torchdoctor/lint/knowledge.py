@@ -97,6 +97,14 @@ class Knowledge:
                 return False  # the table lists every public name of a backends module
         return None
 
+    def is_value(self, dotted: str) -> bool:
+        """A torch name that holds a plain value (a flag, a read-only value, a constant of
+        torch.backends): ``x = torch.backends.cudnn.benchmark`` copies it, it is no alias."""
+        if not dotted.startswith("torch.backends."):
+            return False
+        info = self.names.get(dotted[len("torch.backends."):])
+        return info is not None and info.get("kind") in ("flag", "readonly", "constant")
+
     def rule(self, rule_id: str) -> Optional[LintRule]:
         return next((r for r in self.rules if r.id == rule_id), None)
 
