@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from torchdoctor.lint.guards import NEUTRAL, decide, truth
 
-ROOTS = ("torch", "os")
+ROOTS = ("torch", "os", "torchvision", "functorch")
 GUARD_EXC = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException",
              "RuntimeError", "TypeError", "AssertionError"}
 _VERSIONISH = re.compile(r"(?i)version|greater|less_than|older|newer|at_least|_ge_?\d|_lt_?\d|"
@@ -87,6 +87,8 @@ class Model:
     (``subprocess.run``, ``mp.spawn``)."""
     cuda_calls: list = field(default_factory=list)
     """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
+    attr_stores: list = field(default_factory=list)
+    """Every ``x.attr = ...`` target (any object), for attribute typos such as require_grad."""
     decorators: set = field(default_factory=set)
     """id() of every decorator expression (``@torch.cuda.amp.custom_fwd`` may be rewritten to a
     call; the same name as a value may not)."""
@@ -438,6 +440,8 @@ class Analyzer(ast.NodeVisitor):
                 self._store(elt, None)
             return
         if isinstance(target, ast.Attribute):
+            if not self.guard:
+                self.model.attr_stores.append(target)
             dotted = self.resolve(target)
             self.visit(target.value)
             if dotted:

@@ -12,7 +12,9 @@ from typing import Iterable, Optional
 
 from torchdoctor.lint import fixcheck
 from torchdoctor.lint.analyze import analyze
-from torchdoctor.lint.checks import MECHANISMS, Ctx, Edit, Hit
+from torchdoctor.lint import calls
+from torchdoctor.lint.checks import MECHANISMS as _CHECKS
+from torchdoctor.lint.checks import Ctx, Edit, Hit
 from torchdoctor.lint.knowledge import Knowledge, LintRule
 from torchdoctor.lint.lines import split as split_lines
 from torchdoctor.lint.lines import starts as line_starts
@@ -24,6 +26,7 @@ an unclosed or empty ``[`` is malformed and silences nothing."""
 _RULE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _FIELD = re.compile(r"\{(\w+)\}")
 MAX_FIX_PASSES = 4
+MECHANISMS = {**_CHECKS, **calls.MECHANISMS}
 
 
 @dataclass

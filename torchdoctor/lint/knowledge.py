@@ -23,7 +23,7 @@ KINDS = ("fake-setting", "replaced-object", "pitfall", "deprecated", "parse-erro
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("unknown-name", "replaced-object", "cudnn-flags-defaults", "benchmark-with-deterministic",
           "deterministic-without-workspace", "env-after-read", "tf32-api-mix", "deprecated-name",
-          "repeats-default", "parse-error")
+          "repeats-default", "parse-error", "deprecated-function", "missing-keyword", "attribute-typo")
 """The matcher mechanisms (torchdoctor.lint.checks) a lint rule may name in ``check``."""
 RULE_FIELDS = {"id", "kind", "check", "severity", "tags", "summary", "why", "fix", "message",
                "references", "examples", "params", "default", "version_dependent"}
@@ -167,7 +167,8 @@ _PARAMS = {"call_fix": "dotted-list", "attr_fix": "dotted-ident", "functions": "
            "calls": "str-list", "torch_importers": "str-list", "for_children": "str-list",
            "benchmark": "str", "deterministic": "str", "function": "str", "since": "str",
            "moments": "str-lists", "in_process": "str-lists", "defaults": "scalars",
-           "call_defaults": "scalars"}
+           "call_defaults": "scalars", "table": "table", "keyword": "ident", "until": "str",
+           "position": "int", "typos": "ident-map"}
 
 
 def _scalar(v: Any) -> bool:
@@ -191,6 +192,19 @@ def _param_ok(name: str, v: Any) -> bool:
         return isinstance(v, str)
     if shape == "str-lists":
         return isinstance(v, dict) and all(isinstance(k, str) and _strs(x) for k, x in v.items())
+    if shape == "ident":
+        return isinstance(v, str) and _IDENT.fullmatch(v) is not None
+    if shape == "int":
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 64
+    if shape == "ident-map":  # a rename --fix writes: names only
+        return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) and _IDENT.fullmatch(k)
+                                           and _IDENT.fullmatch(x) for k, x in v.items())
+    if shape == "table":  # dotted name -> its scalar fields; a `rename` is a dotted torch name
+        return isinstance(v, dict) and all(
+            isinstance(k, str) and _DOTTED.fullmatch(k) and isinstance(e, dict)
+            and all(isinstance(f, str) and _scalar(x) for f, x in e.items())
+            and (e.get("rename") is None or (isinstance(e["rename"], str) and _DOTTED.fullmatch(e["rename"])))
+            for k, e in v.items())
     if shape == "scalars":
         return isinstance(v, dict) and all(isinstance(k, str) and _scalar(x) for k, x in v.items())
     # a parameter no mechanism reads: plain data only
