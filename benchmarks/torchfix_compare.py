@@ -50,7 +50,8 @@ COVERS = {
     "TOR103": {"deprecated-torch-function", "deprecated-torch-api"},
     "TOR002": {"requires-grad-typo"}, "TOR003": {"checkpoint-without-use-reentrant"},
     "TOR102": {"torch-load-without-weights-only"}, "TOR104": {"deprecated-torch-function"},
-    "TOR105": {"deprecated-torch-function"},
+    "TOR105": {"deprecated-torch-function"}, "TOR201": {"torchvision-pretrained"},
+    "TOR202": {"deprecated-torch-function"},
 }
 """TorchFix code -> the torchdoctor rules that report the same thing (docs/lint.md's table)."""
 DISAGREES = {
@@ -60,8 +61,6 @@ DISAGREES = {
     "TOR107": "torch.exp(x) - 1 -> expm1: a numerical style suggestion, not a torch API or version issue",
     "TOR203": "`import torchvision.models as models` is a style preference, not a defect",
     "TOR901": "torch.library.Library in PyTorch's own tests: internal to PyTorch development",
-    "TOR201": "not covered yet: torchvision `pretrained=` (planned; docs/lint.md)",
-    "TOR202": "not covered yet: torchvision.transforms.v2.ToTensor (planned; docs/lint.md)",
 }
 
 

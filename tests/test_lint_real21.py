@@ -105,3 +105,47 @@ def test_the_tf32_message_reads_and_a_minor_line_is_every_patch():
 def test_torch_cuda_amp_findings(name, lines):
     assert [line for line, rid in _real(name) if rid == "deprecated-torch-api"] == lines
     assert [line for line, rid in _real(name, "2.3") if rid == "deprecated-torch-api"] == []
+
+
+# -- item 3: TorchFix's checks, version-aware -----------------------------------------------
+
+# every `name` of TorchFix 0.7.0's torchfix/deprecated_symbols.yaml (pytorch-labs/torchfix at
+# 86186f4b678bc3534fe0fe4a43997bc90cfc45a5), and every rule code its visitors define
+TORCHFIX_SYMBOLS = """torch.solve torch.qr torch.symeig torch.chain_matmul torch.cholesky torch.ger
+torch.lu_solve torch.norm torch.range torch.svd torch.triangular_solve torch.lu torch.matrix_rank
+torch.lstsq torch.nn.UpsamplingNearest2d torch.nn.UpsamplingBilinear2d torch.testing.assert_allclose
+torch.nn.utils.weight_norm torch.utils._pytree._register_pytree_node torch.backends.cuda.sdp_kernel
+functorch.vmap functorch.grad functorch.vjp functorch.jvp functorch.jacrev functorch.jacfwd
+functorch.hessian functorch.functionalize""".split()
+TORCHFIX_CODES = ("TOR001 TOR002 TOR003 TOR004 TOR101 TOR102 TOR103 TOR104 TOR105 TOR106 TOR107 TOR201 "
+                  "TOR202 TOR203 TOR401 TOR901").split()
+
+
+@pytest.mark.parametrize("name", TORCHFIX_SYMBOLS)
+def test_every_torchfix_deprecated_symbol_is_reported_on_the_newest_torch(name):
+    module, _, attr = name.rpartition(".")
+    found = _lint(f"import {module}\nx = {name}(a)\n")
+    assert [f.line for f in found if f.kind == "deprecated"] == [2], (name, found)
+
+
+def test_every_torchfix_code_has_a_row_in_the_docs_table():
+    doc = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## TorchFix's checks"):]
+    for code in TORCHFIX_CODES:
+        assert re.search(rf"^\| [^|]*\b{code}\b", table, re.M), code
+
+
+def test_torch_load_matters_before_2_6_only_and_removed_functions_say_so():
+    code = "import torch\nstate = torch.load(path)\nx = torch.solve(b, A)\n"
+    on_24 = {(f.line, f.id): f.message for f in _lint(code, "2.4")}
+    assert set(on_24) == {(2, "torch-load-without-weights-only"), (3, "deprecated-torch-function")}
+    assert "removed in torch 2.0" in on_24[(3, "deprecated-torch-function")]
+    assert [(f.line, f.id) for f in _lint(code, "2.6")] == [(3, "deprecated-torch-function")]
+    assert "deprecated since torch 1.9, removed in 2.0" in _lint(code, "1.12")[-1].message
+
+
+def test_the_require_grad_fix_is_unsafe_and_proved_by_fixcheck():
+    (f,) = _lint("for p in model.parameters():\n    p.require_grad = False\n")
+    assert f.id == "requires-grad-typo" and f.fix["applicability"] == "unsafe"
+    new, fixed = engine.apply_edits("for p in model.parameters():\n    p.require_grad = False\n", [f], True)
+    assert new == "for p in model.parameters():\n    p.requires_grad = False\n" and fixed == [f]

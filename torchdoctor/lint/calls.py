@@ -97,7 +97,25 @@ def attribute_typo(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
         yield hit
 
 
+def deprecated_keyword(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
+    """A call of a name under one of ``params.prefixes`` that passes one of ``params.keywords``
+    (``torchvision.models.resnet50(pretrained=True)``), on a target torch from ``since`` (the
+    torch release the deprecating library release was built for)."""
+    p = rule.params
+    if not covers(ctx.version, ctx.version_text, p.get("since"), p.get("until")):
+        return
+    prefixes = tuple(p.get("prefixes") or [])
+    keywords = set(p.get("keywords") or [])
+    for use in ctx.model.uses:
+        if use.guarded or use.ctx != "call" or not use.name.startswith(prefixes):
+            continue
+        for k in use.value.keywords:
+            if k.arg in keywords:
+                yield Hit(k, {"name": use.name, "detail": k.arg, "advice": ""}, version_dependent=True)
+
+
 MECHANISMS = {
+    "deprecated-keyword": deprecated_keyword,
     "deprecated-function": deprecated_function,
     "missing-keyword": missing_keyword,
     "attribute-typo": attribute_typo,

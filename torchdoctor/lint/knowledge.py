@@ -23,7 +23,8 @@ KINDS = ("fake-setting", "replaced-object", "pitfall", "deprecated", "parse-erro
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("unknown-name", "replaced-object", "cudnn-flags-defaults", "benchmark-with-deterministic",
           "deterministic-without-workspace", "env-after-read", "tf32-api-mix", "deprecated-name",
-          "repeats-default", "parse-error", "deprecated-function", "missing-keyword", "attribute-typo")
+          "repeats-default", "parse-error", "deprecated-function", "missing-keyword", "attribute-typo",
+          "deprecated-keyword")
 """The matcher mechanisms (torchdoctor.lint.checks) a lint rule may name in ``check``."""
 RULE_FIELDS = {"id", "kind", "check", "severity", "tags", "summary", "why", "fix", "message",
                "references", "examples", "params", "default", "version_dependent"}
@@ -168,7 +169,7 @@ _PARAMS = {"call_fix": "dotted-list", "attr_fix": "dotted-ident", "functions": "
            "benchmark": "str", "deterministic": "str", "function": "str", "since": "str",
            "moments": "str-lists", "in_process": "str-lists", "defaults": "scalars",
            "call_defaults": "scalars", "table": "table", "keyword": "ident", "until": "str",
-           "position": "int", "typos": "ident-map"}
+           "position": "int", "typos": "ident-map", "prefixes": "str-list", "keywords": "str-list"}
 
 
 def _scalar(v: Any) -> bool:
