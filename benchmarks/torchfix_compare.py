@@ -160,6 +160,19 @@ def compare(tf: list, td: list) -> dict:
     return {"rows": rows, "misses": misses, "td_only": td_only}
 
 
+def _cache_read(path, key):
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if [list(k) for k in key] != data["commits"]:
+            return None
+        return [tuple(f) for f in data["findings"]], float(data["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror", default=os.environ.get("TORCHDOCTOR_LINT_MIRROR", "/work/.mirror"))
@@ -168,6 +181,8 @@ def main(argv=None) -> int:
     ap.add_argument("--torch-version", default="2.4,2.13")
     ap.add_argument("--show", type=int, default=20, help="TorchFix findings torchdoctor misses to list")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--torchfix-cache", help="JSON file keeping TorchFix's findings and time per set of commits: "
+                    "reused when the commits match (TorchFix takes tens of minutes on these trees), written otherwise")
     args = ap.parse_args(argv)
     versions = [v.strip() for v in args.torch_version.split(",") if v.strip()]
     with tempfile.TemporaryDirectory(prefix="torchfix-compare-") as tmp:
@@ -184,7 +199,16 @@ def main(argv=None) -> int:
                                   text=True, timeout=60).stdout.strip()
             counts[repo] = (head,) + export(gitdir, sub)
         td = {v: run_torchdoctor(tree, v) for v in versions}
-        tf, tf_time = run_torchfix(args.torchfix, tree) if args.torchfix else (None, None)
+        key = sorted((r, c[0]) for r, c in counts.items())
+        cached = _cache_read(args.torchfix_cache, key)
+        if cached is not None:
+            tf, tf_time = cached
+            print(f"TorchFix: findings and time reused from {args.torchfix_cache} (same commits)", file=sys.stderr)
+        else:
+            tf, tf_time = run_torchfix(args.torchfix, tree) if args.torchfix else (None, None)
+            if tf is not None and args.torchfix_cache:
+                with open(args.torchfix_cache, "w", encoding="utf-8") as fh:
+                    json.dump({"commits": key, "seconds": tf_time, "findings": tf}, fh)
         n_files = sum(1 for _d, _s, fs in os.walk(tree) for f in fs if f.endswith(SUFFIXES))
     result = {"repos": {r: {"commit": c, "files": n, "missing_blobs": m} for r, (c, n, m) in counts.items()},
               "files": n_files, "torchdoctor_s": {v: round(td[v][1], 2) for v in versions},
