@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from torchdoctor.lint.guards import NEUTRAL, decide, truth
 
-ROOTS = ("torch", "os")
+ROOTS = ("torch", "os", "torchvision", "functorch")
 GUARD_EXC = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException",
              "RuntimeError", "TypeError", "AssertionError"}
 _VERSIONISH = re.compile(r"(?i)version|greater|less_than|older|newer|at_least|_ge_?\d|_lt_?\d|"
@@ -87,6 +87,8 @@ class Model:
     (``subprocess.run``, ``mp.spawn``)."""
     cuda_calls: list = field(default_factory=list)
     """(scope, order, path) of ``x.cuda()`` and ``x.to("cuda...")`` calls (they initialise CUDA)."""
+    attr_stores: list = field(default_factory=list)
+    """Every ``x.attr = ...`` target (any object), for attribute typos such as require_grad."""
     decorators: set = field(default_factory=set)
     """id() of every decorator expression (``@torch.cuda.amp.custom_fwd`` may be rewritten to a
     call; the same name as a value may not)."""
@@ -104,16 +106,23 @@ def _bind(out: dict, name: str, dotted: str) -> None:
         out[name] = dotted
 
 
-def _imports_in(body: list, out: dict, resolve: Any, live: Any = None) -> None:
+def _imports_in(body: list, out: dict, resolve: Any, live: Any = None, value: Any = None,
+                tests: Optional[dict] = None) -> None:
     """Bindings made by imports (and torch aliases) in ``body``, not in nested scopes; an arm of
-    an ``if`` that ``live(test, out)`` says does not run on the target torch binds nothing."""
+    an ``if`` that ``live(test, out)`` says does not run on the target torch binds nothing.
+
+    ``x = torch.a.b`` binds ``x`` to the torch name (an attribute alias) unless ``value(name)``
+    says the name is a plain value (a flag such as ``cuda.matmul.allow_tf32``): then ``x`` holds
+    a copy of the value, and using ``x`` later is not using the torch name. ``tests``, when a
+    dict, collects ``NAME = <expression>`` (a name assigned once: the test it holds, for
+    guards; assigned more than once: AMBIGUOUS)."""
     for node in body:
         if isinstance(node, ast.If) and live is not None:
             known = live(node.test, out)
             if known is not False:
-                _imports_in(node.body, out, resolve, live)
+                _imports_in(node.body, out, resolve, live, value, tests)
             if known is not True:
-                _imports_in(node.orelse, out, resolve, live)
+                _imports_in(node.orelse, out, resolve, live, value, tests)
             continue
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -129,20 +138,28 @@ def _imports_in(body: list, out: dict, resolve: Any, live: Any = None) -> None:
                         _bind(out, a.asname or a.name, f"{node.module}.{a.name}")
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             dotted = resolve(node.value, out)
-            if dotted:
-                _bind(out, node.targets[0].id, dotted)
-            elif node.targets[0].id in out:
-                out[node.targets[0].id] = AMBIGUOUS
+            target = node.targets[0].id
+            if tests is not None:
+                tests[target] = node.value if target not in tests else AMBIGUOUS
+            if dotted and not (value is not None and value(dotted)):
+                _bind(out, target, dotted)
+            elif target in out:
+                out[target] = AMBIGUOUS
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
+        elif tests is not None and isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        tests[n.id] = AMBIGUOUS
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(node, name, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                _imports_in(sub, out, resolve, live)
+                _imports_in(sub, out, resolve, live, value, tests)
         for h in getattr(node, "handlers", None) or []:
-            _imports_in(h.body, out, resolve, live)
+            _imports_in(h.body, out, resolve, live, value, tests)
         for c in getattr(node, "cases", None) or []:
-            _imports_in(c.body, out, resolve, live)
+            _imports_in(c.body, out, resolve, live, value, tests)
 
 
 def versionish(test: ast.AST, torch_probe: Any = None) -> bool:
@@ -175,9 +192,16 @@ def _catches(handler: ast.ExceptHandler) -> bool:
 
 
 class Analyzer(ast.NodeVisitor):
-    def __init__(self, version: Optional[tuple] = None, presence: Any = None) -> None:
+    def __init__(self, version: Optional[tuple] = None, presence: Any = None, value: Any = None) -> None:
         self.version = version
         self.presence = presence or (lambda dotted: None)
+        self.value = value
+        """value(dotted): the torch name is a plain value (a flag), not an object to alias."""
+        self.tests: list = [{}]
+        """Per scope (module first): NAME -> the expression assigned to it once (AMBIGUOUS when
+        assigned more than once): ``SUPPORTS_FLASH_ATTENTION = torch.cuda.is_available() and
+        ...`` is decided by what it holds."""
+        self._deciding: set = set()
         self.model = Model()
         self.module_aliases: dict = {}
         self.scopes: list = []  # [(scope id, aliases)]
@@ -229,7 +253,8 @@ class Analyzer(ast.NodeVisitor):
 
     # -- scopes ------------------------------------------------------------------------
     def visit_Module(self, node: ast.Module) -> None:
-        _imports_in(node.body, self.module_aliases, lambda v, out: self.resolve(v, out), self._decide)
+        _imports_in(node.body, self.module_aliases, lambda v, out: self.resolve(v, out), self._decide,
+                    self.value, self.tests[0])
         self.generic_visit(node)
 
     def _function(self, node: Any) -> None:
@@ -248,13 +273,16 @@ class Analyzer(ast.NodeVisitor):
             local[p] = "<param>"
         self.scopes.append((id(node), local))
         fresh: dict = {}
+        tests: dict = {p: AMBIGUOUS for p in params}
         _imports_in(node.body, fresh, lambda v, out: self.resolve(v, out),
-                    lambda test, out: self._decide(test, {**local, **out}))
+                    lambda test, out: self._decide(test, {**local, **out}), self.value, tests)
         local.update(fresh)  # the function's own imports shadow the enclosing ones
+        self.tests.append(tests)
         saved_path = self.path
         for stmt in node.body:
             self.visit(stmt)
         self.path = saved_path
+        self.tests.pop()
         self.scopes.pop()
 
     visit_FunctionDef = _function
@@ -292,7 +320,30 @@ class Analyzer(ast.NodeVisitor):
         known = truth(node, self.version) if self.version else None
         if known is not None:
             return known
+        held = self._held_test(node)
+        if held is not None:
+            return held
         return None if versionish(node, lambda n: self._probe(n, local)) else NEUTRAL
+
+    def _held_test(self, node: ast.AST) -> Any:
+        """A name assigned once (in this function, else the module) to an expression: what that
+        expression says (``SUPPORTS_FLASH_ATTENTION = torch.cuda.is_available() and
+        get_device_capability() >= (8, 0)`` is a hardware test, NEUTRAL; ``_TORCH_2 =
+        torch.__version__ >= "2.0"`` is a version test). None: not such a name."""
+        if not isinstance(node, ast.Name) or node.id in self._deciding:
+            return None
+        value = None
+        for scope in (self.tests[-1], self.tests[0]):
+            if node.id in scope:
+                value = scope[node.id]
+                break
+        if value is None or value is AMBIGUOUS:
+            return None
+        self._deciding.add(node.id)
+        try:
+            return self._decide(value)
+        finally:
+            self._deciding.discard(node.id)
 
     def _decide(self, test: ast.AST, local: Optional[dict] = None) -> Any:
         """True/False: the test holds/fails on the target torch as far as the version goes;
@@ -389,6 +440,8 @@ class Analyzer(ast.NodeVisitor):
                 self._store(elt, None)
             return
         if isinstance(target, ast.Attribute):
+            if not self.guard:
+                self.model.attr_stores.append(target)
             dotted = self.resolve(target)
             self.visit(target.value)
             if dotted:
@@ -469,9 +522,11 @@ def _const_str(node: Any) -> Optional[str]:
     return None
 
 
-def analyze(tree: ast.Module, version: Optional[tuple] = None, presence: Any = None) -> Model:
-    """``presence(dotted)``: whether the target torch has the name (True/False/None)."""
-    a = Analyzer(version, presence)
+def analyze(tree: ast.Module, version: Optional[tuple] = None, presence: Any = None,
+            value: Any = None) -> Model:
+    """``presence(dotted)``: whether the target torch has the name (True/False/None);
+    ``value(dotted)``: the name is a plain value (a flag), so ``x = torch.a.flag`` copies it."""
+    a = Analyzer(version, presence, value)
     a.visit(tree)
     return a.model
 

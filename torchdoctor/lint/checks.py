@@ -12,7 +12,7 @@ from torchdoctor.lint import fixcheck
 from torchdoctor.lint.analyze import Model, exclusive
 from torchdoctor.lint.knowledge import Knowledge, LintRule
 from torchdoctor.lint.lines import split as split_lines
-from torchdoctor.lint.versions import in_range
+from torchdoctor.lint.versions import covers, in_range
 
 BACKENDS = "torch.backends."
 CLOSED = ("module", "object")
@@ -436,10 +436,11 @@ def deprecated_name(ctx: Ctx, rule: LintRule) -> Iterator[Hit]:
             continue
         if use.ctx == "store" and not plain_value(use.value):
             continue  # a shim put in its place
-        if not in_range(ctx.version, entry["deprecated"], entry.get("deprecated_until")):
-            continue
-        span = f"since {entry['deprecated']}" + (f", until {entry['deprecated_until']}"
-                                                  if entry.get("deprecated_until") else "")
+        if not covers(ctx.version, ctx.version_text, entry["deprecated"], entry.get("deprecated_until")):
+            continue  # a target of "2.9" is every 2.9.x: a notice of 2.9.0 only does not cover it
+        until = entry.get("deprecated_until")
+        span = (f"from {entry['deprecated']}; {until} took the notice back" if until
+                else f"since {entry['deprecated']}")
         hit = Hit(use.node, {"name": use.name, "detail": f"deprecated in torch {ctx.version_text} ({span})",
                              "advice": " ".join(str(entry.get("advice") or "").split())},
                   version_dependent=True)

@@ -152,7 +152,7 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
     not_written = 0
     for target in targets:
         try:
-            srcs = files.read(target)
+            srcs = files.read(target, know.python_cell_magics)
         except files.InputProblem as exc:
             findings.append(engine.parse_error("<stdin>" if target == "-" else target, (1, 1, str(exc)), know, rules))
             continue
@@ -162,10 +162,7 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
                 out = engine.lint_source(text, src.path, know, rules, version, version_text)
                 if src.cells:
                     for f in out:
-                        f.cell, f.line = src.locate(f.line)
-                        _, f.end_line = src.locate(f.end_line)
-                        f.fix = None  # notebooks are reported, not rewritten
-                        f.edits, f.expect = [], []
+                        _in_notebook(src, f)
                 return out
 
             text = src.text
@@ -224,6 +221,22 @@ def run(paths: tuple, fmt: Optional[str], fail_on: Optional[str], select: tuple,
     return 1 if any(engine.SEVERITY_RANK[f.severity] >= rank for f in findings) else 0
 
 
+def _in_notebook(src: "files.Source", f: "engine.Finding") -> None:
+    """A finding of a notebook's joined cells, placed in its cell (cell-relative line, the
+    column in the cell's own text) and in the raw .ipynb file (``file_region``: SARIF and
+    GitHub annotations point there)."""
+    f.cell, f.line = src.locate(f.line)
+    end_cell, f.end_line = src.locate(f.end_line)
+    book = src.notebook
+    if book is not None:
+        first, last = book.cell(f.cell), book.cell(end_cell)
+        f.col += first.shift(f.line) if first else 0
+        f.end_col += last.shift(f.end_line) if last else 0
+        f.file_region = book.region(f.cell, f.line, f.col, f.end_line, f.end_col, end_cell)
+    f.fix = None  # notebooks are reported, not rewritten
+    f.edits, f.expect = [], []
+
+
 def _cells_if_broken(src: "files.Source") -> list:
     """A notebook whose joined cells do not parse: each cell that does not parse on its own is
     its own parse-error, and the other cells are linted joined as before."""
@@ -236,12 +249,12 @@ def _cells_if_broken(src: "files.Source") -> list:
     for (first, number), end in zip(src.cells, bounds[1:]):
         text = "".join(lines[first - 1:end - 1])
         if engine.parse_source(text, src.path)[0] is None:
-            broken.append(files.Source(src.path, text, cells=[(1, number)]))
+            broken.append(files.Source(src.path, text, cells=[(1, number)], notebook=src.notebook))
         else:
             good_cells.append((line, number))
             good_text.append(text)
-            line += text.count("\n")
-    good = [files.Source(src.path, "".join(good_text), cells=good_cells)] if good_cells else []
+            line += len(split_lines(text))
+    good = [files.Source(src.path, "".join(good_text), cells=good_cells, notebook=src.notebook)] if good_cells else []
     return broken + good
 
 

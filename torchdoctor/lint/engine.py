@@ -12,7 +12,9 @@ from typing import Iterable, Optional
 
 from torchdoctor.lint import fixcheck
 from torchdoctor.lint.analyze import analyze
-from torchdoctor.lint.checks import MECHANISMS, Ctx, Edit, Hit
+from torchdoctor.lint import calls
+from torchdoctor.lint.checks import MECHANISMS as _CHECKS
+from torchdoctor.lint.checks import Ctx, Edit, Hit
 from torchdoctor.lint.knowledge import Knowledge, LintRule
 from torchdoctor.lint.lines import split as split_lines
 from torchdoctor.lint.lines import starts as line_starts
@@ -24,6 +26,7 @@ an unclosed or empty ``[`` is malformed and silences nothing."""
 _RULE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _FIELD = re.compile(r"\{(\w+)\}")
 MAX_FIX_PASSES = 4
+MECHANISMS = {**_CHECKS, **calls.MECHANISMS}
 
 
 @dataclass
@@ -42,6 +45,9 @@ class Finding:
     cell: Optional[int] = None
     torch_version: Optional[str] = None
     """The target torch version, for a finding that depends on it."""
+    file_region: Optional[dict] = None
+    """A notebook's finding: where it is in the raw .ipynb text ({line, col, end_line,
+    end_col}, 1-based characters); line/col are cell-relative."""
     edits: list = field(default_factory=list, repr=False)
     """Byte-offset edits (internal, for --fix)."""
     expect: list = field(default_factory=list, repr=False)
@@ -55,6 +61,8 @@ class Finding:
             out["cell"] = self.cell
         if self.torch_version is not None:
             out["torch_version"] = self.torch_version
+        if self.file_region is not None:
+            out["file_region"] = dict(self.file_region)
         return out
 
 
@@ -93,7 +101,7 @@ def lint_source(source: str, path: str, know: Knowledge, rules: list, version: t
     if tree is None:
         return [parse_error(path, error, know, rules)] if any(r.check == "parse-error" for r in rules) else []
     try:
-        model = analyze(tree, version, lambda dotted: know.presence(dotted, version))
+        model = analyze(tree, version, lambda dotted: know.presence(dotted, version), know.is_value)
     except RecursionError:
         return [parse_error(path, (1, 1, "nested too deeply to analyse"), know, rules)]
     ctx = Ctx(model, know, version, version_text, source)

@@ -6,7 +6,6 @@ when its target is inside the folder walked, a file is linted once. Patterns are
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -33,6 +32,8 @@ class Source:
     cells: Optional[list] = None
     """A notebook: its code cells joined in order (so imports of one cell hold in the next),
     with ``[(first line, cell number)]`` to make positions cell-relative again."""
+    notebook: Optional[object] = None
+    """A notebook's :class:`torchdoctor.lint.notebook.Notebook` (raw-file positions)."""
 
     def locate(self, line: int) -> tuple:
         """(cell number or None, line within it) of a line of :attr:`text`."""
@@ -168,8 +169,9 @@ def _walk(root: str, exclude_list: Optional[IgnoreList], say=lambda path, reason
                 say(full, "not a regular file; not linted")
 
 
-def read(path: str) -> list:
-    """The sources of a file (a notebook gives one per code cell)."""
+def read(path: str, python_cell_magics=()) -> list:
+    """The sources of a file (a notebook gives one, its code cells joined; ``python_cell_magics``:
+    the cell magics whose body is Python, from the lint knowledge)."""
     from torchdoctor.safeio import InputError, read_bounded
 
     try:
@@ -186,44 +188,20 @@ def read(path: str) -> list:
         raise InputProblem(f"not UTF-8 text (byte {exc.start})") from None
     shown = "<stdin>" if path == "-" else path
     if path.endswith(".ipynb"):
-        return notebook_cells(shown, text)
+        return notebook_cells(shown, text, python_cell_magics)
     return [Source(shown, text)]
 
 
-def notebook_cells(path: str, text: str) -> list:
+def notebook_cells(path: str, text: str, python_cell_magics=()) -> list:
+    """A notebook as one source (its code cells joined, read as IPython reads them: see
+    :mod:`torchdoctor.lint.ipython`), with where each cell is in the raw file
+    (:mod:`torchdoctor.lint.notebook`)."""
+    from torchdoctor.lint import notebook
+
     try:
-        nb = json.loads(text)
-    except (ValueError, RecursionError):
+        code, starts, book = notebook.read(text, python_cell_magics)
+    except notebook.NotJSON:
         raise InputProblem("not a Jupyter notebook (invalid JSON)") from None
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    if not isinstance(cells, list):
-        raise InputProblem("not a Jupyter notebook (no `cells` list)")
-    parts: list = []
-    starts: list = []
-    line = 1
-    index = 0
-    for cell in cells:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        index += 1
-        src = cell.get("source", "")
-        if isinstance(src, list):
-            src = "".join(s for s in src if isinstance(s, str))
-        if not isinstance(src, str):
-            continue
-        src = _mask_magics(src)
-        if not src.endswith("\n"):
-            src += "\n"
-        starts.append((line, index))
-        parts.append(src)
-        line += src.count("\n")
-    return [Source(path, "".join(parts), cells=starts)]
-
-
-def _mask_magics(src: str) -> str:
-    """IPython magics and shell escapes (``%time``, ``!pip``, ``%%bash`` cells) are not Python:
-    blank them, keeping every line where it is."""
-    lines = src.split("\n")
-    if lines and lines[0].lstrip().startswith("%%"):
-        return "\n" * (len(lines) - 1)
-    return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+    except ValueError:
+        raise InputProblem("not a Jupyter notebook (no `cells` list)") from None
+    return [Source(path, code, cells=starts, notebook=book)]

@@ -23,7 +23,8 @@ KINDS = ("fake-setting", "replaced-object", "pitfall", "deprecated", "parse-erro
 SEVERITIES = ("error", "warning", "info")
 CHECKS = ("unknown-name", "replaced-object", "cudnn-flags-defaults", "benchmark-with-deterministic",
           "deterministic-without-workspace", "env-after-read", "tf32-api-mix", "deprecated-name",
-          "repeats-default", "parse-error")
+          "repeats-default", "parse-error", "deprecated-function", "missing-keyword", "attribute-typo",
+          "deprecated-keyword")
 """The matcher mechanisms (torchdoctor.lint.checks) a lint rule may name in ``check``."""
 RULE_FIELDS = {"id", "kind", "check", "severity", "tags", "summary", "why", "fix", "message",
                "references", "examples", "params", "default", "version_dependent"}
@@ -76,6 +77,8 @@ class Knowledge:
     the registry's settings with their ``since``) means the name is absent before that release;
     otherwise (a deprecated name, its replacement, a parent module) only presence from it is
     known."""
+    python_cell_magics: list = field(default_factory=list)
+    """IPython cell magics whose body is Python run in the notebook (ipython_magics.yaml)."""
 
     def presence(self, dotted: str, version: tuple) -> Optional[bool]:
         """Whether ``dotted`` exists in torch ``version``: True, False, or None (unknown)."""
@@ -94,6 +97,14 @@ class Knowledge:
                 return False  # the table lists every public name of a backends module
         return None
 
+    def is_value(self, dotted: str) -> bool:
+        """A torch name that holds a plain value (a flag, a read-only value, a constant of
+        torch.backends): ``x = torch.backends.cudnn.benchmark`` copies it, it is no alias."""
+        if not dotted.startswith("torch.backends."):
+            return False
+        info = self.names.get(dotted[len("torch.backends."):])
+        return info is not None and info.get("kind") in ("flag", "readonly", "constant")
+
     def rule(self, rule_id: str) -> Optional[LintRule]:
         return next((r for r in self.rules if r.id == rule_id), None)
 
@@ -106,7 +117,7 @@ def _inputs() -> list:
     base = default_rules_dir()
     files = sorted(p for p in lint_dir().glob("*.yaml"))
     return files + [lint_dir() / "data" / "torch_backends.yaml", base / "settings.yaml",
-                    base / "data" / "torch_releases.yaml"]
+                    base / "data" / "torch_releases.yaml", lint_dir() / "data" / "ipython_magics.yaml"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -151,12 +162,13 @@ _RULE_ENTRY = {"id": str, "kind": str, "check": str, "severity": str, "tags": li
                "params": dict, "default": bool, "path": str}
 _TOP = {"rules": list, "names": dict, "introspected": str, "look_alikes": dict, "fake_notes": dict,
         "env_when": dict, "env_until": dict, "tf32_legacy": list, "cublas_range": list,
-        "newest_torch": str, "present": dict}
+        "newest_torch": str, "present": dict, "python_cell_magics": list}
 _PARAMS = {"call_fix": "dotted-list", "attr_fix": "dotted-ident", "functions": "str-list",
            "calls": "str-list", "torch_importers": "str-list", "for_children": "str-list",
            "benchmark": "str", "deterministic": "str", "function": "str", "since": "str",
            "moments": "str-lists", "in_process": "str-lists", "defaults": "scalars",
-           "call_defaults": "scalars"}
+           "call_defaults": "scalars", "table": "table", "keyword": "ident", "until": "str",
+           "position": "int", "typos": "ident-map", "prefixes": "str-list", "keywords": "str-list"}
 
 
 def _scalar(v: Any) -> bool:
@@ -180,6 +192,19 @@ def _param_ok(name: str, v: Any) -> bool:
         return isinstance(v, str)
     if shape == "str-lists":
         return isinstance(v, dict) and all(isinstance(k, str) and _strs(x) for k, x in v.items())
+    if shape == "ident":
+        return isinstance(v, str) and _IDENT.fullmatch(v) is not None
+    if shape == "int":
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 64
+    if shape == "ident-map":  # a rename --fix writes: names only
+        return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) and _IDENT.fullmatch(k)
+                                           and _IDENT.fullmatch(x) for k, x in v.items())
+    if shape == "table":  # dotted name -> its scalar fields; a `rename` is a dotted torch name
+        return isinstance(v, dict) and all(
+            isinstance(k, str) and _DOTTED.fullmatch(k) and isinstance(e, dict)
+            and all(isinstance(f, str) and _scalar(x) for f, x in e.items())
+            and (e.get("rename") is None or (isinstance(e["rename"], str) and _DOTTED.fullmatch(e["rename"])))
+            for k, e in v.items())
     if shape == "scalars":
         return isinstance(v, dict) and all(isinstance(k, str) and _scalar(x) for k, x in v.items())
     # a parameter no mechanism reads: plain data only
@@ -279,6 +304,8 @@ def problem(data: Any) -> Optional[str]:
         if not (isinstance(name, str) and isinstance(known, list) and len(known) == 2
                 and isinstance(known[0], str) and isinstance(known[1], bool)):
             return f"present: {str(name)[:80]!r} is not [since, exact]"
+    if not (_strs(data["python_cell_magics"]) and all(_IDENT.fullmatch(m) for m in data["python_cell_magics"])):
+        return "python_cell_magics are names"
     return None
 
 
@@ -288,14 +315,17 @@ def _knowledge(data: dict) -> Knowledge:
                      look_alikes=data["look_alikes"], fake_notes=data["fake_notes"],
                      env_when=data["env_when"], env_until=data["env_until"],
                      tf32_legacy=data["tf32_legacy"], cublas_range=tuple(data["cublas_range"]),
-                     newest_torch=data["newest_torch"], present=data["present"])
+                     newest_torch=data["newest_torch"], present=data["present"],
+                     python_cell_magics=data["python_cell_magics"])
 
 
 def _compile(raw: dict, order: list) -> dict:
     base = default_rules_dir()
     settings_path = str(base / "settings.yaml")
+    magics_path = str(lint_dir() / "data" / "ipython_magics.yaml")
     rule_paths = [p for p in order if Path(p).parent.name == "lint" or p not in (
-        settings_path, str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"))]
+        settings_path, str(base / "data" / "torch_releases.yaml"), str(lint_dir() / "data" / "torch_backends.yaml"),
+        magics_path)]
     rules, seen = [], set()
     for p in rule_paths:
         rule = _rule(p, raw[p])
@@ -350,7 +380,8 @@ def _compile(raw: dict, order: list) -> dict:
     return {"rules": rules, "names": names, "introspected": str(names_raw.get("introspected") or ""),
             "look_alikes": look_alikes, "fake_notes": fake_notes, "env_when": env_when,
             "env_until": env_until, "tf32_legacy": tf32_legacy, "cublas_range": list(cublas),
-            "newest_torch": newest, "present": present}
+            "newest_torch": newest, "present": present,
+            "python_cell_magics": sorted(str(k) for k in ((raw.get(magics_path) or {}).get("python") or {}))}
 
 
 def _present(names: dict, reg: dict, look_alikes: dict) -> dict:

@@ -78,14 +78,28 @@ def _escape_prop(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _file_region(f) -> dict:
+    """Where a finding is in the file itself: a notebook's finding at its line of the raw
+    .ipynb text (``file_region``), any other at its line."""
+    r = getattr(f, "file_region", None)
+    if f.cell is not None and r:
+        return r
+    return {"line": f.line, "col": f.col, "end_line": f.end_line, "end_col": f.end_col}
+
+
+def _cell_prefix(f) -> str:
+    return f"cell {f.cell}, line {f.line}: " if f.cell is not None else ""
+
+
 def github(findings: list) -> str:
     out = []
     for f in findings:
         level = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
-        props = [f"file={_escape_prop(one_line(f.path))}", f"line={f.line}", f"col={f.col}",
-                 f"endLine={f.end_line}", f"endColumn={f.end_col}", f"title={_escape_prop('torchdoctor ' + f.id)}"]
-        cell = f"cell {f.cell}: " if f.cell is not None else ""
-        out.append(f"::{level} {','.join(props)}::{_escape_data(cell + one_line(f.message))}")
+        r = _file_region(f)
+        props = [f"file={_escape_prop(one_line(f.path))}", f"line={r['line']}", f"col={r['col']}",
+                 f"endLine={r['end_line']}", f"endColumn={r['end_col']}",
+                 f"title={_escape_prop('torchdoctor ' + f.id)}"]
+        out.append(f"::{level} {','.join(props)}::{_escape_data(_cell_prefix(f) + one_line(f.message))}")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -111,15 +125,20 @@ def sarif(findings: list, rules: list) -> str:
         descriptors.append(d)
     results = []
     for f in findings:
-        region = {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}
+        r = _file_region(f)
+        region = {"startLine": r["line"], "startColumn": r["col"], "endLine": r["end_line"], "endColumn": r["end_col"]}
+        location: dict = {"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}
         res: dict = {
             "ruleId": f.id, "ruleIndex": index[f.id], "level": _LEVEL[f.severity],
-            "message": {"text": one_line(f.message)},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": region}}],
+            "message": {"text": _cell_prefix(f) + one_line(f.message)},
+            "locations": [location],
             "properties": {"tags": f.tags, "kind": f.kind},
         }
         if f.cell is not None:
             res["properties"]["cell"] = f.cell
+            res["properties"]["cell_line"] = f.line
+            res["properties"]["cell_column"] = f.col
+            location["logicalLocations"] = [{"name": f"cell {f.cell}", "kind": "module"}]
         if f.torch_version:
             res["properties"]["torch_version"] = f.torch_version
         if f.fix:
@@ -138,6 +157,7 @@ def sarif(findings: list, rules: list) -> str:
         driver["informationUri"] = repository_url()
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {**driver, "rules": descriptors}},
+        "columnKind": "unicodeCodePoints",
         "results": results,
     }]}
     return json.dumps(doc, indent=2) + "\n"

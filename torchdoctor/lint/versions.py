@@ -22,6 +22,23 @@ def in_range(version: tuple, since: Optional[str], until: Optional[str]) -> bool
     return (lo is None or version >= lo) and (hi is None or version < hi)
 
 
+def is_line(text: Optional[str]) -> bool:
+    """``"2.9"`` names a minor line (every 2.9.x), ``"2.9.0"`` one release."""
+    m = _NUM.match(str(text or ""))
+    return bool(m) and m.group(2) is not None and m.group(3) is None
+
+
+def covers(version: tuple, text: Optional[str], since: Optional[str], until: Optional[str]) -> bool:
+    """``since <= target < until`` for every release the target names: a target written as a
+    minor line (``"2.9"``) is all of 2.9.x, so a span that ends inside the line (deprecated in
+    2.9.0 only, ``until`` 2.9.1) does not cover it; a full version is checked as itself."""
+    if not is_line(text):
+        return in_range(version, since, until)
+    lo, hi = parse(since), parse(until)
+    first, next_line = (version[0], version[1], 0), (version[0], version[1] + 1, 0)
+    return (lo is None or first >= lo) and (hi is None or hi >= next_line)
+
+
 def target_torch(requested: Optional[str], newest: str) -> tuple[str, str]:
     """(version, where it came from): --torch-version, else the torch installed for this
     interpreter (read from its metadata, never imported), else the newest release known."""
