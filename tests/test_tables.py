@@ -39,16 +39,20 @@ def test_data_file_loads(path):
     tables.load(path.stem)
 
 
+SOURCE_KEYS = ("source", "sources", "references")
+
+
 def _entries_without_source(node, inherited=False, where="$"):
-    """Mappings inside lists (entries) that have no source themselves or in an enclosing mapping."""
+    """Mappings inside lists (entries) that have no source themselves or in an enclosing mapping
+    (``source``, ``sources`` or, as rule files and rules/data/triage.yaml write it, ``references``)."""
     missing = []
     if isinstance(node, dict):
-        inherited = inherited or "source" in node or "sources" in node
+        inherited = inherited or any(key in node for key in SOURCE_KEYS)
         for key, value in node.items():
             missing += _entries_without_source(value, inherited, f"{where}.{key}")
     elif isinstance(node, list):
         for i, item in enumerate(node):
-            if isinstance(item, dict) and not (inherited or "source" in item or "sources" in item):
+            if isinstance(item, dict) and not (inherited or any(key in item for key in SOURCE_KEYS)):
                 missing.append(f"{where}[{i}] (line {getattr(item, 'line', '?')})")
             missing += _entries_without_source(item, inherited, f"{where}[{i}]")
     return missing
