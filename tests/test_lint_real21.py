@@ -149,3 +149,25 @@ def test_the_require_grad_fix_is_unsafe_and_proved_by_fixcheck():
     assert f.id == "requires-grad-typo" and f.fix["applicability"] == "unsafe"
     new, fixed = engine.apply_edits("for p in model.parameters():\n    p.require_grad = False\n", [f], True)
     assert new == "for p in model.parameters():\n    p.requires_grad = False\n" and fixed == [f]
+
+
+# -- TorchFix's TOR101 finding in detr: an AssertionError handler is no compatibility guard --
+
+def test_assert_allclose_inside_except_assertionerror_is_reported():
+    """detr test_all.py calls torch.testing.assert_allclose inside ``try: ... except
+    AssertionError``: a missing name raises AttributeError, so that handler guards nothing
+    (TorchFix reports the line; it was the one TorchFix finding torchdoctor missed)."""
+    found = _real("detr__test_all.py")
+    line = next(i for i, text in enumerate((REAL / "detr__test_all.py").read_text(encoding="utf-8").splitlines(), 1)
+                if "torch.testing.assert_allclose(" in text)
+    assert (line, "deprecated-torch-function") in found
+
+
+def test_an_assert_probe_under_except_assertionerror_still_guards():
+    code = ("import torch\n"
+            "try:\n"
+            "    assert hasattr(torch, 'chain_matmul')\n"
+            "    y = torch.chain_matmul(a, b)\n"
+            "except AssertionError:\n"
+            "    y = a @ b\n")
+    assert not [f for f in _lint(code) if f.id == "deprecated-torch-function"]

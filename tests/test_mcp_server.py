@@ -28,7 +28,7 @@ DEADLINE = 180.0
 
 needs_sdk = pytest.mark.skipif(
     sys.version_info < (3, 10) or importlib.util.find_spec("mcp") is None,
-    reason="the optional MCP SDK is not installed (pip install 'torchdoctor[mcp]'; Python >= 3.10)")
+    reason="the optional MCP SDK is not installed (pip install '.[mcp]'; Python >= 3.10)")
 try:
     import torchdoctor.triage as _triage  # noqa: F401
     HAS_TRIAGE = hasattr(_triage, "triage_issue")
@@ -279,8 +279,8 @@ _BLOCK = (
 
 
 @pytest.mark.parametrize("blocked, says", [
-    (("mcp", "mcp_types"), "torchdoctor mcp needs the MCP SDK: pip install 'torchdoctor[mcp]'"),
-    (("anyio",), "the MCP SDK does not import ('anyio'): pip install 'torchdoctor[mcp]'"),
+    (("mcp", "mcp_types"), "torchdoctor mcp needs the MCP SDK: pip install 'mcp>=2,<3'"),
+    (("anyio",), "the MCP SDK does not import ('anyio'): pip install 'mcp>=2,<3'"),
 ])
 def test_without_the_sdk_one_line_and_exit_2(blocked, says):
     """The base install has no `mcp` (or a broken one): one line naming the extra, exit 2, no

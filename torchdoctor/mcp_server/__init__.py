@@ -7,6 +7,6 @@ agents and triage bots (docs/mcp.md).
 - ``lint_text``: ``torchdoctor lint`` of one in-memory text (nothing read, nothing written);
 - ``server``: the SDK's low-level server over stdio; the only module that imports ``mcp``.
 
-The ``mcp`` SDK is an optional extra (``pip install 'torchdoctor[mcp]'``): nothing else in
+The ``mcp`` SDK is an optional extra (``pip install '.[mcp]'`` from a clone): nothing else in
 torchdoctor imports it.
 """

@@ -7,7 +7,7 @@ import click
 
 EXIT_NO_SDK = 2
 """Exit status when the ``mcp`` SDK is not installed (a tool error, as every other)."""
-INSTALL_HINT = "pip install 'torchdoctor[mcp]'"
+INSTALL_HINT = "pip install 'mcp>=2,<3'"
 
 
 @click.command("mcp", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -18,7 +18,7 @@ def mcp() -> None:
 
     It reads and reports only: it writes no file, posts nothing, applies no fix. stdout carries
     protocol messages only; logs go to stderr. Needs the optional SDK (pip install
-    'torchdoctor[mcp]'; Python 3.10 or newer). Exit 0 when the client closes the connection, 2 when
+    '.[mcp]' from a clone, or 'mcp>=2,<3'; Python 3.10 or newer). Exit 0 when the client closes the connection, 2 when
     the SDK is missing.
     """
     import importlib.util
