@@ -213,3 +213,48 @@ def test_a_change_in_a_subpackage_module_changes_the_cache_key():
     finally:
         os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert rulecache._code_fingerprint() == before
+
+
+def test_rules_without_examples_come_from_their_own_entry_and_say_the_same(cache):
+    """load_rules(examples=False) (triage) reads an entry without the examples; every other field is what the full
+    load gives, and a forged core entry is re-validated like the full one."""
+    full = rules.load_rules()
+    [core] = sorted(cache.glob("rulecore-*.json"))
+    data = json.loads(core.read_text())
+    assert all("examples" not in raw for raw in data["data"]) and len(data["data"]) == len(full)
+    rules._MEMO.clear()
+    lean = rules.load_rules(examples=False)
+    assert all(not hasattr(r, "examples") for r in lean)
+    assert [r.model_dump() for r in lean] == [{k: v for k, v in r.model_dump().items() if k != "examples"}
+                                               for r in full]
+    data["data"][0]["severity"] = "catastrophic"  # fails the model: the files are parsed again
+    core.write_text(json.dumps(data))
+    rules._MEMO.clear()
+    assert [r.severity for r in rules.load_rules(examples=False)] == [r.severity for r in full]
+    data["data"][0]["severity"] = "info" if full[0].severity != "info" else "warning"  # valid: read back
+    data["key"] = json.loads(core.read_text())["key"]
+    core.write_text(json.dumps(data))
+    rules._MEMO.clear()
+    assert rules.load_rules(examples=False)[0].severity == data["data"][0]["severity"]
+
+
+def test_the_settings_checks_run_until_these_bytes_passed_them(cache, tmp_path):
+    """settings.yaml's checks across settings are skipped only for bytes a load already checked: a setting the
+    model accepts but a check refuses (no writer) fails on its first load, and is never vouched for."""
+    from torchdoctor import settings
+    from torchdoctor.errors import RuleFileError
+
+    source = (default_rules_dir() / "settings.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "settings.yaml"
+    path.write_text(source, encoding="utf-8")
+    settings._load_registry.cache_clear()
+    settings.load_registry(path)
+    assert len(sorted(cache.glob(f"{settings.CHECKED_ENTRY}-*.json"))) == 1
+    no_writer = ("settings:\n  zz_no_writer:\n    kind: code\n    type: bool\n    summary: x\n"
+                 "    references: [x]\n")
+    path.write_text(source.replace("settings:\n", no_writer, 1), encoding="utf-8")
+    for _ in range(2):  # refused, and refused again: nothing vouched for these bytes
+        settings._load_registry.cache_clear()
+        with pytest.raises(RuleFileError, match="zz_no_writer.*needs `python` or `values`"):
+            settings.load_registry(path)
+    settings._load_registry.cache_clear()

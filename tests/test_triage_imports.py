@@ -20,12 +20,13 @@ REPO = Path(__file__).resolve().parent.parent
 BODY = REPO / "tests" / "data" / "cases3" / "case301.txt"  # KumaTea/pytorch-aarch64#16 (cases3/README.md)
 NEVER = ("jinja2", "rich", "torch", "torchdoctor.tables.models", "torchdoctor.probes.packages",
          "torchdoctor.probes._torch_child", "torchdoctor.probes._sys", "torchdoctor.lint", "torchdoctor.bench.core",
-         "concurrent.futures", "subprocess")
+         "concurrent.futures", "subprocess", "pydantic")
 """Never imported by a triage of a body (markdown or json) with the rule cache warm: no template, no terminal, no
-probe, no child."""
-CHECKING = {"yaml", "jinja2", "torchdoctor.tables.models"}
+probe, no child, and no pydantic (the models are torchdoctor.lean's: torchdoctor/model.py)."""
+CHECKING = {"yaml", "jinja2", "torchdoctor.tables.models", "pydantic"}
 """What a run without a usable cache imports to parse and check the rule and data files (each rule's message
-template is compiled by the sandbox to be checked): never the rest of NEVER."""
+template is compiled by the sandbox to be checked; the data tables' models are pydantic's): never the rest of
+NEVER."""
 
 _CODE = (
     "import sys\n"
@@ -68,7 +69,8 @@ def cache(tmp_path, monkeypatch) -> Path:
     directory = tmp_path / "cache"
     monkeypatch.setenv(rulecache.ENV_DIR, str(directory))
     monkeypatch.delenv(rulecache.ENV_DISABLE, raising=False)
-    monkeypatch.setattr(wording, "_LINEAR", set())
+    monkeypatch.setattr(wording, "_LINEAR", {})
+    monkeypatch.setattr(wording, "_KNOWN", None)
     wording.patterns.cache_clear()
     rules._MEMO.clear()
     yield directory
@@ -92,13 +94,25 @@ def test_shipped_regexes_checked_once_then_read_from_the_cache(cache, monkeypatc
     first = wording.patterns()
     assert checked  # a cold start checks every regex
     entry = json.loads((cache / wording.LINEAR_ENTRY).read_text())
-    assert sorted(set(checked)) == entry["data"]
+    assert sorted(set(checked)) == sorted(entry["data"])
+    # each with its group names, as the compiled pattern has them
+    assert all(entry["data"][m.regex.pattern] == sorted(m.regex.groupindex, key=m.regex.groupindex.get)
+               for m in first.messages)
     checked.clear()
-    monkeypatch.setattr(wording, "_LINEAR", set())  # a new process
+    monkeypatch.setattr(wording, "_LINEAR", {})  # a new process
+    monkeypatch.setattr(wording, "_KNOWN", None)
     wording.patterns.cache_clear()
     again = wording.patterns()
     assert checked == []  # vouched for by the entry
     assert [m.regex.pattern for m in again.messages] == [m.regex.pattern for m in first.messages]
+    # compiled when first used, and the same pattern then
+    lazy = again.messages[0].regex
+    assert isinstance(lazy, wording.LazyPattern) and lazy._compiled is None
+    assert lazy.groupindex == dict(first.messages[0].regex.groupindex)
+    sample = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    for new, old in zip(again.messages, first.messages):
+        assert bool(new.regex.search(sample)) == bool(old.regex.search(sample))
+    assert lazy._compiled is not None
 
 
 @pytest.mark.parametrize("garbage", [b"", b"{not json", b'{"format": 1, "key": "x", "data": ["a"]}',
@@ -110,7 +124,7 @@ def test_a_corrupt_or_stale_linear_entry_means_every_regex_is_checked(cache, mon
     p = wording.patterns()
     assert p.messages and len(set(checked)) == len({m.regex.pattern for m in p.messages} | set(checked))
     assert set(checked) >= {m.regex.pattern for m in p.messages}
-    assert json.loads((cache / wording.LINEAR_ENTRY).read_text())["data"] == sorted(set(checked))  # rewritten
+    assert sorted(json.loads((cache / wording.LINEAR_ENTRY).read_text())["data"]) == sorted(set(checked))  # rewritten
 
 
 def test_the_entry_never_vouches_for_a_pattern_file_of_another_directory(cache, tmp_path, monkeypatch):
@@ -125,6 +139,22 @@ def test_the_entry_never_vouches_for_a_pattern_file_of_another_directory(cache, 
     (other / f"{wording.PATTERNS_FILE}.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
     # a forged entry of the right key naming the bad regex: trusted for the shipped file only
     cache.mkdir(mode=0o700, exist_ok=True)
-    rulecache.store(wording.LINEAR_ENTRY, rulecache.make_key([]), [bad])
+    rulecache.store(wording.LINEAR_ENTRY, rulecache.make_key([]), {bad: []})
     with pytest.raises(tables.DataFileError, match="repetition"):
         wording.patterns(str(other))
+
+
+def test_a_json_body_is_read_with_pydantic_as_check_reads_it(tmp_path):
+    """torchdoctor's facts JSON pasted as a body is validated by pydantic's models, never the lean ones."""
+    env = {k: v for k, v in os.environ.items() if k != rulecache.ENV_DISABLE}
+    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
+    body = tmp_path / "facts.json"
+    body.write_text(json.dumps({"schema_version": 1, "origin": "probe", "torch": {"unavailable": "not installed"}}))
+    code = ("import sys\nfrom torchdoctor.cli import main\nrc = main(sys.argv[1:])\n"
+            "import torchdoctor.model as m\nprint('BACKEND', m.backend(), 'pydantic' in sys.modules, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, "triage", "--body", str(body), "--format", "json"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert "BACKEND pydantic True" in done.stderr, done.stderr[-2000:]
+    plain = subprocess.run([sys.executable, "-c", code, "triage", "--body", str(BODY)],
+                           capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert "BACKEND lean" in plain.stderr, plain.stderr[-2000:]

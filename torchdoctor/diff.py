@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 from torchdoctor.facts import Facts, Unavailable
 from torchdoctor.render.diff import (  # noqa: F401 - the renderers, re-exported (old import path)

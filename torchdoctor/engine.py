@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 from simpleeval import EvalWithCompoundTypes, FeatureNotAvailable, InvalidExpression
 
 from torchdoctor import tables

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from torchdoctor.model import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 

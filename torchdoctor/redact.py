@@ -41,10 +41,9 @@ import functools
 import getpass
 import os
 import re
-import socket
 from typing import Any, Optional, Sequence, TypeVar
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -211,7 +210,12 @@ def _identity() -> tuple[Optional[str], Optional[str], Optional[str]]:
     if not home or home in ("~",) or len(home) < 3:
         home = None
     try:
-        host = socket.gethostname() or None
+        if hasattr(os, "uname"):  # what gethostname() returns on POSIX, without importing socket (2 ms a run)
+            host = os.uname().nodename or None
+        else:
+            import socket
+
+            host = socket.gethostname() or None
     except OSError:
         host = None
     return user, home, host
@@ -293,10 +297,34 @@ def redact_text(text: str, key: str = "", path: Sequence[str] = ()) -> str:
     for version-valued facts, let a dotted number at the start of the value stay a version."""
     if not text:
         return text
-    if SECRET_NAME.search(key or "") or key.lower() in SENSITIVE_KEYS:
+    if _secret_name(key or ""):
         return REDACTED
-    user, home, host = _identity()
+    identity = _identity()
     versioned = _is_version_key(key, path)
+    variables = bool(path) and path[-1] == "variables"
+    if len(text) > _MEMO_CHARS:
+        return _redact(text, versioned, variables, identity)
+    # a report repeats its strings ("not recorded" is every unknown fact's reason): each is redacted once
+    return _redact_memo(text, versioned, variables, identity)
+
+
+_MEMO_CHARS = 2048
+"""Strings up to this long are memoised (by text, the two facts about their key that redaction reads, and the
+identity being redacted); the memo holds at most 4096 of them."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(key: str) -> bool:
+    return bool(SECRET_NAME.search(key)) or key.lower() in SENSITIVE_KEYS
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_memo(text: str, versioned: bool, variables: bool, identity: tuple) -> str:
+    return _redact(text, versioned, variables, identity)
+
+
+def _redact(text: str, versioned: bool, variables: bool, identity: tuple) -> str:
+    user, home, host = identity
     out = text
     for name, pat in SECRET_PATTERNS.items():
         check = _SECRET_CHECKS.get(name)
@@ -315,7 +343,7 @@ def redact_text(text: str, key: str = "", path: Sequence[str] = ()) -> str:
     out = GPU_UUID.sub(lambda m: f"{m.group('kind')}-{REDACTED}", out)
     out = BARE_UUID.sub(REDACTED, out)
     out = _sub_emails(out)
-    if path and path[-1] == "variables":  # an environment variable's value
+    if variables:  # an environment variable's value
         out = RANDOMISH.sub(lambda m: REDACTED if _randomish(m.group(0)) else m.group(0), out)
     out = AWS_HOST.sub(HOST, out)
     out = MAC.sub(MAC_TOKEN, out)
@@ -389,6 +417,39 @@ def redact_data(data: Any, key: str = "", path: tuple = ()) -> Any:
 
 
 def redact_report(model: M) -> M:
-    """Return a redacted copy of a Report or Facts (any pydantic model)."""
-    data = model.model_dump(mode="json")
-    return type(model).model_validate(redact_data(data))
+    """Return a redacted copy of a Report or Facts (any model): every string at any depth redacted with the key
+    and path it has in the serialised data, exactly as :func:`redact_data` would see it in ``model_dump(mode=
+    "json")``; a model whose strings all stay as they were is returned as it is, and one that changes is copied
+    with only those fields replaced (the values were validated when the model was built; a redacted string is
+    still a string)."""
+    return _redact_model(model, "", ())
+
+
+def _redact_model(model: Any, key: str, path: tuple) -> Any:
+    sub = path + (key,) if key else path
+    update = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        new = _redact_value(value, name, sub)
+        if new is not value:
+            update[name] = new
+    return model.model_copy(update=update) if update else model
+
+
+def _redact_value(value: Any, key: str, path: tuple) -> Any:
+    """``value`` redacted (the same object when nothing in it changed), walking as redact_data walks the dump."""
+    if isinstance(value, str):
+        new = redact_text(value, key, path)
+        return value if new == value else new
+    if isinstance(value, BaseModel):
+        return _redact_model(value, key, path)
+    if isinstance(value, dict):
+        sub = path + (key,) if key else path
+        items = {k: _redact_value(v, str(k), sub) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
+    if isinstance(value, (list, tuple)):
+        items = [_redact_value(v, key, path) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value

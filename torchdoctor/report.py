@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict
+from torchdoctor.model import BaseModel, ConfigDict
 
 from torchdoctor.facts import SCHEMA_VERSION, Facts
 from torchdoctor.workload import Workload

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Literal, Optional, Sequence, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from torchdoctor.model import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from torchdoctor import yamlio
 from torchdoctor.errors import RuleFileError
@@ -63,8 +63,10 @@ class Examples(_M):
     skips: list[Example] = []
 
 
-class Rule(_M):
-    """One rule file."""
+class RuleCore(_M):
+    """What a rule is judged with: every field of its file but the examples, which only `rules test` runs.
+    ``load_rules(examples=False)`` (triage) returns these, from a cache entry without the examples: reading and
+    validating them was about half of loading the rules."""
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     severity: Literal["error", "warning", "info"]
@@ -87,7 +89,6 @@ class Rule(_M):
     fix: str
     known_problems: Optional[str] = None
     references: list[str] = Field(min_length=1)
-    examples: Examples
     path: Optional[str] = Field(default=None, exclude=True)
 
     @field_validator("category")
@@ -96,6 +97,12 @@ class Rule(_M):
         if v not in CATEGORIES:
             raise ValueError(f"unknown category {v!r} (valid: {', '.join(CATEGORIES)})")
         return v
+
+
+class Rule(RuleCore):
+    """One rule file."""
+
+    examples: Examples
 
 
 # ----------------------------------------------------------------------------------------
@@ -128,13 +135,14 @@ def _check_count(paths: list, where: Any) -> None:
 
 
 def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registry] = None,
-               extra_files: Iterable[Path] = ()) -> list[Rule]:
+               extra_files: Iterable[Path] = (), examples: bool = True) -> list[Rule]:
     """Load and check the shipped rules plus ``dirs`` (user rules).
 
     Parsing and checking 85 files costs more than the rest of a `check`: the checked result is
     kept in the on-disk cache of :mod:`torchdoctor.rulecache` (keyed by every file's bytes, so
-    an edit is never missed) and in this process, and re-validated with the pydantic model
-    when it is read back."""
+    an edit is never missed) and in this process, and re-validated with the model when it is
+    read back. ``examples=False``: :class:`RuleCore` objects, without the examples (every check
+    of the files, examples included, still runs whenever they are parsed)."""
     registry = registry or load_registry()
     paths = list(rule_files(default_rules_dir()))
     for d in dirs or []:
@@ -145,7 +153,7 @@ def load_rules(dirs: Optional[Sequence[Path]] = None, registry: Optional[Registr
     _check_count(paths, "rules")
     texts = [_read_rule(path) for path in paths]
     rules: dict[str, Rule] = {}
-    for rule in _load_texts(paths, texts, registry):
+    for rule in _load_texts(paths, texts, registry, examples):
         if rule.id in rules:
             raise RuleFileError(f"{rule.path}: duplicate rule id '{rule.id}' (also in {rules[rule.id].path})")
         rules[rule.id] = rule
@@ -178,34 +186,42 @@ _MEMO: dict[str, list] = {}
 """Checked rules of this process by key (tests and the API load the same files many times)."""
 
 
-def _load_texts(paths: Sequence[Path], texts: Sequence[str], registry: Registry) -> list[Rule]:
+def _load_texts(paths: Sequence[Path], texts: Sequence[str], registry: Registry,
+                examples: bool = True) -> list[Rule]:
     from torchdoctor import rulecache
 
     inputs = [("settings", registry_digest(registry).encode())]
     inputs += [(str(p), t.encode("utf-8")) for p, t in zip(paths, texts)]
     key = rulecache.make_key(inputs)
-    if key in _MEMO:
-        return list(_MEMO[key])
-    name = rulecache.entry_name("rules", [str(p) for p in paths])
-    cached = rulecache.load(name, key) if len(paths) > 1 else None
-    rules = _from_cache(cached, len(paths)) if cached is not None else None
+    if (key, examples) in _MEMO:
+        return list(_MEMO[(key, examples)])
+    scope = [str(p) for p in paths]
+    name, core = rulecache.entry_name("rules", scope), rulecache.entry_name("rulecore", scope)
+    cached = rulecache.load(name if examples else core, key) if len(paths) > 1 else None
+    rules = _from_cache(cached, len(paths), Rule if examples else RuleCore) if cached is not None else None
     if rules is None:
         parsed = [_load_rule_text(path, text, registry) for path, text in zip(paths, texts)]
-        rules = [rule for rule, _ in parsed]
+        rules = [rule if examples else RuleCore.model_validate(_core(raw)) for rule, raw in parsed]
         if len(paths) > 1:
             rulecache.store(name, key, [raw for _, raw in parsed])
+            rulecache.store(core, key, [_core(raw) for _, raw in parsed])
     if len(_MEMO) >= 16:
         _MEMO.clear()
-    _MEMO[key] = rules
+    _MEMO[(key, examples)] = rules
     return list(rules)
 
 
-def _from_cache(data: Any, count: int) -> Optional[list[Rule]]:
+def _core(raw: dict) -> dict:
+    """A rule file's raw mapping without its examples (what :class:`RuleCore` validates)."""
+    return {k: v for k, v in raw.items() if k != "examples"}
+
+
+def _from_cache(data: Any, count: int, model: Any = None) -> Optional[list[Rule]]:
     """Rules from cached raw data, re-validated by the model; None if anything is off."""
     if not isinstance(data, list) or len(data) != count:
         return None
     try:
-        return [Rule.model_validate(raw) for raw in data]
+        return [(model or Rule).model_validate(raw) for raw in data]
     except (ValidationError, TypeError, ValueError):
         return None
 

@@ -34,7 +34,7 @@ import re
 import typing
 from typing import Any
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 MAX_DIGITS = 32
 """A version-valued fact or a key with a longer run of digits is not plausible (the longest

@@ -19,7 +19,7 @@ from typing import Any, Literal, Optional, Union
 from torchdoctor import yamlio
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from torchdoctor.model import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from torchdoctor.errors import RuleFileError
 from torchdoctor.paths import default_rules_dir
@@ -353,34 +353,49 @@ def load_registry(path: Optional[Path] = None) -> Registry:
     return _load_registry(str(path or default_rules_dir() / "settings.yaml"))
 
 
+CHECKED_ENTRY = "settings-checked"
+"""The rule cache's entry (one per settings file) saying these bytes passed every check of :func:`_load_registry`."""
+
+
 @functools.lru_cache(maxsize=4)
 def _load_registry(path: str) -> Registry:
     import hashlib
 
-    # parsed once, then from the rule cache; every check below runs on each load
+    from torchdoctor import rulecache
+
+    # parsed once, then from the rule cache; the model validates every load. The checks across settings (writers,
+    # requirements, kinds, getters: pure functions of the file's bytes and this code) run until a load passed them
+    # for these bytes, recorded in the rule cache as CHECKED_ENTRY (the trust of the rule cache's other entries)
     text, raw = yamlio.read_cached(path, RuleFileError, what="settings file", kind="settings")
     if not isinstance(raw, dict) or not isinstance(raw.get("settings"), dict):
         raise RuleFileError(f"{path}: expected a mapping with a 'settings' table")
+    checked_key = rulecache.make_key([("checked " + path, text.encode("utf-8"))])
+    checked_name = rulecache.entry_name(CHECKED_ENTRY, [path])
+    vouched = rulecache.load(checked_name, checked_key) is True
     out: dict[str, Setting] = {}
     for key, body in raw["settings"].items():
         try:
             setting = Setting.model_validate({"key": key, **(body or {})})
-            for spec in [v.torch for v in setting.variants]:
-                SpecifierSet(spec)
-            _check_writers(setting)
+            if not vouched:
+                for spec in [v.torch for v in setting.variants]:
+                    SpecifierSet(spec)
+                _check_writers(setting)
         except (ValidationError, InvalidSpecifier, TypeError, ValueError) as exc:
             first = str(exc).splitlines()
             raise RuleFileError(f"{path}: setting {str(key)[:80]}: {' '.join(first[:3])[:300]}") from None
         out[key] = setting
-    _check_requires(path, out)
-    for key, setting in out.items():  # after the writers and requirements of every setting
-        try:
-            _check_kind(setting)
-        except ValueError as exc:
-            raise RuleFileError(f"{path}: setting {str(key)[:80]}: {str(exc)[:300]}") from None
-    observed = _load_observed(path, raw.get("observed"), out)
+    if not vouched:
+        _check_requires(path, out)
+        for key, setting in out.items():  # after the writers and requirements of every setting
+            try:
+                _check_kind(setting)
+            except ValueError as exc:
+                raise RuleFileError(f"{path}: setting {str(key)[:80]}: {str(exc)[:300]}") from None
+    observed = _load_observed(path, raw.get("observed"), out, vouched)
     registry = Registry(settings=out, observed=observed, fakes=_load_fakes(path, raw.get("fakes"), out, observed))
-    _check_getters_scan(path, text, registry)
+    if not vouched:
+        _check_getters_scan(path, text, registry)
+        rulecache.store(checked_name, checked_key, True)
     registry._digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return registry
 
@@ -417,7 +432,7 @@ def _check_kind(setting: Setting) -> None:
             raise ValueError(f"uses: {use.name[:80]} is not a constant its statements define")
 
 
-def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[str, Observed]:
+def _load_observed(path: str, raw: Any, settings: dict[str, Setting], vouched: bool = False) -> dict[str, Observed]:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -428,7 +443,8 @@ def _load_observed(path: str, raw: Any, settings: dict[str, Setting]) -> dict[st
             if key in settings:
                 raise ValueError("is also a setting (one entry per setting)")
             entry = Observed.model_validate(body)
-            _check_getter(entry.getter)
+            if not vouched:
+                _check_getter(entry.getter)
             if entry.getter.env is not None:
                 raise ValueError("observed entries read torch (attribute or call)")
         except (ValidationError, TypeError, ValueError) as exc:

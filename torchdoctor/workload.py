@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from torchdoctor.model import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
 from torchdoctor import yamlio
 from torchdoctor.errors import WorkloadError
@@ -147,6 +146,8 @@ def build_workload(task: Optional[str] = None, overrides: Optional[dict[str, Any
     if task is not None:
         tasks = load_tasks()
         if task not in tasks:
+            import difflib
+
             close = difflib.get_close_matches(task, list(tasks), n=3) if len(task) <= MAX_TASK_NAME else []
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             origin = f"{where('task')}: " if where and file_task is not None and task == file_task else ""

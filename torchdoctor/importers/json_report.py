@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from torchdoctor.model import BaseModel, ValidationError
 
 from torchdoctor import facts as facts_module
 from torchdoctor.facts import NAMESPACES, SCHEMA_VERSION, Facts

@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import Any, Optional
 
-from pydantic import ValidationError
+from torchdoctor.model import ValidationError
 
 from torchdoctor.facts import TorchFacts, Unavailable
 from torchdoctor.probes import ProbeContext, ProbeUnavailable, _sys

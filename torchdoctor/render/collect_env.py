@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 from torchdoctor.facts import Facts, Unavailable
 from torchdoctor.render.text import ZWSP, known

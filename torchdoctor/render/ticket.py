@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 from torchdoctor.facts import NAMESPACES, Facts, Unavailable
 from torchdoctor.render.collect_env import collect_env_text

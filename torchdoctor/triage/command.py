@@ -61,6 +61,12 @@ def triage(event_file, body_file, labels_file, fmt, always_comment, post, dry_ru
     if issue.pull_request:
         note("triage: this is a pull request, not an issue; nothing to do")
         return
+    from torchdoctor.triage.issue import json_body
+
+    if not json_body(issue.body):  # a JSON body is torchdoctor's facts JSON: read by pydantic, as `check` reads it
+        from torchdoctor.model import use_lean
+
+        use_lean()  # the models without pydantic's import and class building (torchdoctor/lean.py)
     from torchdoctor.triage.core import triage_issue
 
     result = triage_issue(issue, labels=mapping, always_comment=True)

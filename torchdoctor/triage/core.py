@@ -65,7 +65,8 @@ def evaluate_body(body: str, *, rules_dirs: Sequence[str] = (), redact: bool = T
         facts = load_report(body, "issue body")
     except ReportError:
         return None
-    report = evaluate(load_rules(list(rules_dirs)), facts, None, command="check", ignore=KNOWN_MESSAGE_RULES)
+    report = evaluate(load_rules(list(rules_dirs), examples=False), facts, None, command="check",
+                      ignore=KNOWN_MESSAGE_RULES)
     if redact:
         from torchdoctor.redact import redact_report
 

@@ -94,6 +94,13 @@ def _with_body(base: Issue, body: str, cut: bool) -> Issue:
     return replace(base, body=body, cut=cut, size=size)
 
 
+def json_body(body: str) -> bool:
+    """True when the paste importer may read ``body`` as torchdoctor JSON facts (its first character, after a byte
+    order mark and white space, is ``{``) or may decode it other than as UTF-8 (a NUL in it: see
+    torchdoctor.importers._decode). Such a body is read with pydantic's models, never the lean ones."""
+    return body.lstrip("\ufeff \t\r\n\f\v")[:1] == "{" or "\x00" in body
+
+
 def read_body(name: str) -> Issue:
     """A plain body from a file or '-' (stdin): at most MAX_BODY_BYTES read, never more."""
     label = "<stdin>" if name == "-" else name

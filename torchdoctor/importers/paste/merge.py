@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from torchdoctor.model import BaseModel
 
 from torchdoctor import tables
 from torchdoctor.facts import (

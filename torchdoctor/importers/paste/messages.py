@@ -16,11 +16,11 @@ import bisect
 import functools
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from torchdoctor import tables
 from torchdoctor.importers.paste.evidence import MAX_LINE_CHARS, MAX_LINES
-from torchdoctor.importers.paste.wording import _compile
+from torchdoctor.importers.paste.wording import _compile, linear_known, remember_linear
 
 MESSAGES_FILE = "known_messages"
 MAX_HITS = 50
@@ -39,7 +39,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]{1,40})\}")
 class _Entry:
     id: str
     needle: str
-    regex: Optional[re.Pattern]
+    regex: Optional[Any]  # re.Pattern or wording.LazyPattern
     category: str
     severity: str
     meaning: str
@@ -76,6 +76,8 @@ def entries(directory: Optional[str] = None) -> tuple[_Entry, ...]:
     where = f"{directory or 'rules/data'}/{MESSAGES_FILE}.yaml"
     out = []
     seen = set()
+    # the shipped file's regexes an earlier run checked are compiled when first used; another directory's always now
+    known, used = (linear_known(), {}) if directory is None else (None, None)
     for i, item in enumerate(data["messages"]):
         w = f"{where}: messages[{i}] ({item['id']})"
         if item["id"] in seen:
@@ -86,7 +88,7 @@ def entries(directory: Optional[str] = None) -> tuple[_Entry, ...]:
         needle = squeeze(item["needle"])
         if len(needle) < 6:
             raise tables.DataFileError(f"{w}: needle too short to be specific")
-        regex = _compile(item["regex"], w) if item.get("regex") else None
+        regex = _compile(item["regex"], w, known, used) if item.get("regex") else None
         groups = set(regex.groupindex) if regex is not None else set()
         for name in _PLACEHOLDER.findall(item["meaning"] + item["fix"]):
             if name not in groups:
@@ -98,6 +100,8 @@ def entries(directory: Optional[str] = None) -> tuple[_Entry, ...]:
         for other in e.superseded_by:
             if other not in seen:
                 raise tables.DataFileError(f"{where}: {e.id}: superseded_by names no entry: {other!r}")
+    if used:
+        remember_linear(used)
     return tuple(out)
 
 

@@ -58,37 +58,114 @@ def _check_linear(regex: str, where: str) -> None:
 
 
 LINEAR_ENTRY = "linear-paste-regexes.json"
-"""The rule cache's entry (:mod:`torchdoctor.rulecache`) of the shipped file's regular expressions that passed
-:func:`_check_linear`, keyed by torchdoctor's code (the check included): a warm start compiles them without
-parsing each one a second time to check it. Trusted for the shipped ``rules/data`` file only; a pattern file from
-another directory is always checked, so a cache entry can vouch for nothing a data file could not already hold."""
-_LINEAR: set = set()
-"""Regular expressions checked by :func:`_check_linear` in this process (linear whatever file they came from)."""
+"""The rule cache's entry (:mod:`torchdoctor.rulecache`) of the shipped files' regular expressions that passed
+:func:`_check_linear`, each with its group names, keyed by torchdoctor's code (the check included): a warm start
+neither parses them a second time to check them nor compiles them before a line could match (:class:`LazyPattern`).
+Trusted for the shipped ``rules/data`` files only; a pattern file from another directory is always checked, so a
+cache entry can vouch for nothing a data file could not already hold."""
+_LINEAR: dict = {}
+"""Regular expressions checked by :func:`_check_linear` in this process (linear whatever file they came from), with
+their group names."""
 
 
-def _linear_cached() -> frozenset:
+class LazyPattern:
+    """A checked regular expression compiled when first used: a paste matches a handful of the ~100 shipped
+    patterns, and compiling all of them cost ~6 ms of every run. ``groupindex`` is known without compiling (the
+    cache entry of :data:`LINEAR_ENTRY` holds it)."""
+
+    __slots__ = ("pattern", "_groups", "_compiled")
+
+    def __init__(self, pattern: str, groups: tuple):
+        self.pattern, self._groups, self._compiled = pattern, tuple(groups), None
+
+    def _get(self) -> re.Pattern:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    @property
+    def groupindex(self) -> dict:
+        if self._compiled is not None:
+            return dict(self._compiled.groupindex)
+        return {name: i for i, name in enumerate(self._groups, 1)}
+
+    def search(self, *args: Any) -> Any:
+        return self._get().search(*args)
+
+    def match(self, *args: Any) -> Any:
+        return self._get().match(*args)
+
+    def fullmatch(self, *args: Any) -> Any:
+        return self._get().fullmatch(*args)
+
+    def finditer(self, *args: Any) -> Any:
+        return self._get().finditer(*args)
+
+    def sub(self, *args: Any) -> Any:
+        return self._get().sub(*args)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r})"
+
+
+def _linear_cached() -> dict:
+    """regex -> group names, of the shipped regexes a previous run checked (empty: none, stale, corrupt)."""
     from torchdoctor import rulecache
 
     cached = rulecache.load(LINEAR_ENTRY, rulecache.make_key([]))
-    if not isinstance(cached, list):  # none, stale, corrupt or not ours: every regex is checked
-        return frozenset()
-    return frozenset(r for r in cached if isinstance(r, str))
+    if not isinstance(cached, dict):  # none, stale, corrupt or not ours: every regex is checked
+        return {}
+    return {r: tuple(g) for r, g in cached.items()
+            if isinstance(g, list) and all(isinstance(n, str) and n.isidentifier() for n in g)}
 
 
-def _compile(regex: Any, where: str, known: frozenset = frozenset()) -> re.Pattern:
+def linear_known() -> dict:
+    """The shipped regexes checked by an earlier run (:func:`_linear_cached`), read once per process."""
+    global _KNOWN
+    if _KNOWN is None:
+        _KNOWN = _linear_cached()
+    return _KNOWN
+
+
+_KNOWN: Optional[dict] = None
+
+
+def remember_linear(used: dict) -> None:
+    """Add the shipped regexes checked in this run to the cache entry (one write, only when something is new)."""
+    known = linear_known()
+    if all(r in known for r in used):
+        return
+    from torchdoctor import rulecache
+
+    known.update(used)
+    rulecache.store(LINEAR_ENTRY, rulecache.make_key([]), {r: list(g) for r, g in sorted(known.items())})
+
+
+def _compile(regex: Any, where: str, known: Optional[dict] = None, used: Optional[dict] = None) -> Any:
+    """A checked pattern: a :class:`LazyPattern` for a regex an earlier run checked (``known``), else the regex
+    checked now and compiled (recorded in ``used`` with its group names)."""
     if not isinstance(regex, str) or not regex:
         raise tables.DataFileError(f"{where}: regex must be a non-empty string")
-    if regex not in _LINEAR and regex not in known:
+    if known and regex in known:
+        if used is not None:
+            used[regex] = known[regex]
+        return LazyPattern(regex, known[regex])
+    if regex not in _LINEAR:
         _check_linear(regex, where)
-        _LINEAR.add(regex)
-    return re.compile(regex)
+        compiled = re.compile(regex)
+        _LINEAR[regex] = tuple(sorted(compiled.groupindex, key=compiled.groupindex.get))
+    else:
+        compiled = re.compile(regex)
+    if used is not None:
+        used[regex] = _LINEAR[regex]
+    return compiled
 
 
 @dataclass(frozen=True)
 class _Message:
     id: str
     needle: str
-    regex: re.Pattern
+    regex: Any  # re.Pattern or LazyPattern
     sets: dict
     start: Optional[str]  # where the quoted message starts ("from")
 
@@ -97,7 +174,7 @@ class _Message:
 class _PathPattern:
     id: str
     needle: str
-    regex: re.Pattern
+    regex: Any  # re.Pattern or LazyPattern
     rank: int
     context: tuple[str, ...]  # one of these must be on the line too (empty: no condition)
 
@@ -113,7 +190,7 @@ class _Patterns:
     os_words: tuple[str, ...]
     extra_packages: frozenset
     messages: tuple[_Message, ...]
-    import_exception: re.Pattern
+    import_exception: Any
     import_window: int
     torch_context: tuple[str, ...]
     not_torch: tuple[str, ...]
@@ -121,8 +198,8 @@ class _Patterns:
     expressions: tuple[tuple[str, str], ...]
     arch_flags_suffix: str
     availability: dict[str, tuple[frozenset, frozenset]]
-    device_string: re.Pattern
-    gpu_suffixes: tuple[re.Pattern, ...]
+    device_string: Any
+    gpu_suffixes: tuple[Any, ...]
     install_failed: tuple[str, ...]
 
 
@@ -149,22 +226,16 @@ def _strings(value: Any, where: str) -> list[str]:
 def patterns(directory: Optional[str] = None) -> _Patterns:
     """The checked, compiled contents of ``rules/data/paste_patterns.yaml``."""
     if directory is not None:
-        return _patterns(directory, frozenset(), set())
-    known = _linear_cached()
-    used: set = set()
-    result = _patterns(None, known, used)
-    if not used <= known:  # a shipped regex checked now for the first time: remember them all
-        from torchdoctor import rulecache
-
-        rulecache.store(LINEAR_ENTRY, rulecache.make_key([]), sorted(used))
+        return _patterns(directory, None, {})
+    used: dict = {}
+    result = _patterns(None, linear_known(), used)
+    remember_linear(used)  # a shipped regex checked now for the first time: remember it
     return result
 
 
-def _patterns(directory: Optional[str], known: frozenset, used: set) -> _Patterns:
-    def compile_(regex: Any, where: str) -> re.Pattern:
-        compiled = _compile(regex, where, known)
-        used.add(regex)
-        return compiled
+def _patterns(directory: Optional[str], known: Optional[dict], used: dict) -> _Patterns:
+    def compile_(regex: Any, where: str) -> Any:
+        return _compile(regex, where, known, used)
 
     data = tables.load(PATTERNS_FILE, directory)
     where = f"{directory or 'rules/data'}/{PATTERNS_FILE}.yaml"

@@ -1,0 +1,220 @@
+"""torchdoctor.lean against pydantic: the same declarations under both backends accept and refuse the same values
+(lean refuses a few more, never fewer), give the same dumps, and behave the same as models; and on recorded real
+inputs (every issue body and event in tests/data, real facts JSON) triage, the Report it is made from and the
+facts read are identical with either backend (tests/lean_child.py runs each in its own process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from torchdoctor import lean, rulecache
+
+REPO = Path(__file__).resolve().parent.parent
+
+SOURCE = '''
+from typing import Annotated, Any, Literal, Optional, TypeVar, Union
+
+T = TypeVar("T")
+
+
+class Unavailable(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    unavailable: str
+
+
+Maybe = Annotated[Union[Unavailable, T], Field(union_mode="left_to_right")]
+
+
+def _unknown():
+    return Unavailable(unavailable="not recorded")
+
+
+class Device(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    index: int
+    name: Maybe[str] = Field(default_factory=_unknown)
+    cc: Maybe[float] = Field(default_factory=_unknown)
+    memory: Maybe[Optional[int]] = None
+
+
+class Facts(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: Literal["probe", "report"] = "probe"
+    devices: list[Device] = []
+    by_name: dict[str, Device] = {}
+    env: Maybe[dict[str, str]] = Field(default_factory=dict)
+    tags: list[str] = Field(default=[], max_length=3)
+    ident: str = Field(default="a", pattern=r"^[a-z]+$")
+    count: Optional[StrictInt] = Field(None, ge=0, le=10)
+    flag: StrictBool = False
+    note: Optional[str] = Field(default=None, exclude=True)
+    pair: tuple[int, str] = (0, "")
+    ratio: float = 0.0
+    anything: Any = None
+    _secret: str = PrivateAttr("")
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _split(cls, v):
+        return v.split(",") if isinstance(v, str) else v
+
+    @field_validator("ident")
+    @classmethod
+    def _no_x(cls, v):
+        if "x" in v:
+            raise ValueError("no x")
+        return v
+
+
+class Loose(BaseModel):
+    i: Optional[int] = None
+    f: Optional[float] = None
+    s: Optional[str] = None
+    b: Optional[bool] = None
+    l: Optional[list[int]] = None
+'''
+
+
+def declare(backend) -> types.ModuleType:
+    """The declarations above, built with one backend's names (as torchdoctor/model.py hands them out)."""
+    name = f"lean_decl_{backend.__name__.replace('.', '_')}"
+    mod = types.ModuleType(name)
+    mod.__dict__.update({n: getattr(backend, n) for n in ("BaseModel", "ConfigDict", "Field", "PrivateAttr",
+                                                         "StrictBool", "StrictInt", "field_validator")})
+    sys.modules[name] = mod  # annotations are evaluated in the declaring module
+    exec(compile("from __future__ import annotations\n" + SOURCE, name, "exec"), mod.__dict__)  # noqa: S102
+    return mod
+
+
+P, L = declare(pydantic), declare(lean)
+
+CASES = [
+    {}, {"kind": "report"}, {"kind": "other"}, {"kind": None}, {"extra": 1},
+    {"devices": [{"index": 0}]}, {"devices": [{"index": "1"}]}, {"devices": [{"index": 1.0}]},
+    {"devices": [{"index": 1.5}]}, {"devices": [{"index": True}]}, {"devices": [{}]}, {"devices": "no"},
+    {"devices": [{"index": 0, "cc": 8}]}, {"devices": [{"index": 0, "cc": "8.6"}]}, {"devices": [{"index": 0, "cc": None}]},
+    {"devices": [{"index": 0, "cc": {"unavailable": "x"}}]}, {"devices": [{"index": 0, "name": {"unavailable": "x"}}]},
+    {"devices": [{"index": 0, "name": 5}]}, {"devices": [{"index": 0, "memory": None}]},
+    {"devices": [{"index": 0, "memory": "12"}]}, {"devices": [{"index": 0, "name": "A", "extra": 1}]},
+    {"env": {"unavailable": "gone"}}, {"env": {"A": "1"}}, {"env": {"A": 1}}, {"env": {"unavailable": "x", "B": "2"}},
+    {"by_name": {"x": {"index": 2}}}, {"by_name": {"x": {"index": "two"}}},
+    {"tags": "a,b"}, {"tags": ["a", "b", "c", "d"]}, {"tags": [1]},
+    {"ident": "abc"}, {"ident": "ABC"}, {"ident": "axe"},
+    {"count": 5}, {"count": 11}, {"count": -1}, {"count": "5"}, {"count": True}, {"flag": 1}, {"flag": True},
+    {"note": "hidden"}, {"pair": [1, "a"]}, {"pair": [1]}, {"pair": ("1", "a")}, {"ratio": 10**400}, {"ratio": 1},
+    {"anything": {"a": [1]}},
+]
+
+
+def _run(module, data):
+    try:
+        return "ok", module.Facts.model_validate(data).model_dump(mode="json")
+    except (pydantic.ValidationError, lean.ValidationError) as exc:
+        return "refused", [tuple(e["loc"]) for e in exc.errors()]
+
+
+@pytest.mark.parametrize("data", CASES, ids=[json.dumps(c)[:60] for c in CASES])
+def test_both_backends_accept_refuse_and_dump_alike(data):
+    p, lean_result = _run(P, data), _run(L, data)
+    assert p[0] == lean_result[0], (p, lean_result)
+    if p[0] == "ok":
+        assert p[1] == lean_result[1]
+    else:  # the same fields refused (below a union pydantic adds the member it tried to each location)
+        assert {loc[:1] for loc in lean_result[1]} == {loc[:1] for loc in p[1]}, (lean_result, p)
+
+
+LOOSE = {"i": [True, "1.0", " 7 ", "1e3", 2**70, 1e20, float("nan"), "+3", "1_000"],
+         "f": [True, "nan", " 1.5 ", "1e400", "1_0.5", 10**400, "0x10"],
+         "s": [1, b"x"], "b": [1, 0, "true", "yes", 2, "1"], "l": [(1, 2), {1, 2}, "12", {"a": 1}]}
+
+
+@pytest.mark.parametrize("field,value", [(k, v) for k, vs in LOOSE.items() for v in vs],
+                         ids=[f"{k}={v!r}"[:30] for k, vs in LOOSE.items() for v in vs])
+def test_lean_never_accepts_what_pydantic_refuses_and_converts_alike(field, value):
+    try:
+        want = getattr(P.Loose(**{field: value}), field)
+    except pydantic.ValidationError:
+        with pytest.raises(lean.ValidationError):
+            L.Loose(**{field: value})
+        return
+    try:
+        got = getattr(L.Loose(**{field: value}), field)
+    except lean.ValidationError:
+        return  # stricter: pydantic's lax strings ("yes", "1_000", "1.0" for an int) are refused
+    assert got == want or (got != got and want != want)  # nan == nan
+    assert type(got) is type(want)
+
+
+def test_models_behave_alike():
+    for m in (P, L):
+        facts = m.Facts(devices=[{"index": 0, "name": "H200"}], note="x", count=3)
+        assert facts.devices[0].name == "H200" and isinstance(facts.devices[0].cc, m.Unavailable)
+        with pytest.raises((pydantic.ValidationError, lean.ValidationError, TypeError, AttributeError)):
+            facts.count = 4  # frozen
+        copy = facts.model_copy(update={"count": 99})  # not validated, in both
+        assert copy.count == 99 and facts.count == 3 and copy.devices is facts.devices
+        assert "note" not in facts.model_dump() and facts.note == "x"  # excluded from dumps only
+        assert facts.model_dump(exclude_defaults=True) == {"devices": [{"index": 0, "name": "H200"}], "count": 3}
+        assert m.Facts(devices=[]).tags == [] and m.Facts().tags is not m.Facts().tags  # defaults not shared
+        assert facts == m.Facts(devices=[{"index": 0, "name": "H200"}], note="x", count=3)
+        assert hash(m.Device(index=1)) == hash(m.Device(index=1))
+        assert facts._secret == ""
+        assert list(m.Facts.model_fields)[:3] == ["kind", "devices", "by_name"]
+        assert set(m.Facts.model_fields) >= {"note", "pair", "ratio"} and "_secret" not in m.Facts.model_fields
+    lean_json = json.loads(L.Facts(devices=[{"index": 0}]).model_dump_json())
+    assert lean_json == json.loads(P.Facts(devices=[{"index": 0}]).model_dump_json())
+
+
+def test_annotations_are_stripped_of_the_outer_annotated_as_pydantic_does():
+    for name in ("name", "cc", "memory"):
+        p, lean_ann = P.Device.model_fields[name].annotation, L.Device.model_fields[name].annotation
+        assert repr(p).replace("lean_decl_pydantic", "X") == repr(lean_ann).replace("lean_decl_torchdoctor_lean", "X")
+
+
+def test_the_facade_chooses_once_per_process():
+    code = ("import torchdoctor.model as m\nprint(m.use_lean(), m.backend(), m.use_lean())\n"
+            "import torchdoctor.facts, sys\nprint('pydantic' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert run.stdout.split() == ["True", "lean", "True", "False"], run.stderr
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO,
+                         env=dict(os.environ, TORCHDOCTOR_LEAN="0"))
+    assert off.stdout.split() == ["False", "pydantic", "False", "True"], off.stderr
+    late = subprocess.run([sys.executable, "-c", "import torchdoctor.facts, torchdoctor.model as m\n"
+                           "print(m.use_lean(), m.backend())"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert late.stdout.split() == ["False", "pydantic"], late.stderr
+
+
+def _inputs() -> list[str]:
+    data = REPO / "tests" / "data"
+    bodies = [p for d in ("cases", "cases2", "cases3", "healthy") for p in sorted((data / d).glob("*.txt"))]
+    events = sorted((data / "triage").glob("*.json"))
+    facts = [data / "faults" / "dev-container-cpu-probe.json", data / "bench" / "facts.json"]
+    return [str(p) for p in bodies + events + facts]
+
+
+@pytest.mark.slow
+def test_real_inputs_give_the_same_triage_report_and_facts_with_either_backend(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
+    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
+    files = _inputs()
+    assert len(files) > 200
+    out = {}
+    for mode in ("pydantic", "lean"):  # pydantic first: the lean run reads a warm cache, as a second run does
+        run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
+                             capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+        assert run.returncode == 0, run.stderr[-3000:]
+        out[mode] = json.loads(run.stdout)
+    assert out["lean"]["backend"] == "lean" and not out["lean"]["pydantic_imported"]
+    assert out["pydantic"]["backend"] == "pydantic"
+    errors = [k for k, v in out["pydantic"]["out"].items() if "error" in v]
+    assert errors == [], errors[:5]
+    for name in files:
+        assert out["lean"]["out"][name] == out["pydantic"]["out"][name], name
