@@ -213,3 +213,10 @@ def test_a_bad_entry_is_one_line_naming_the_file_line_and_entry(tmp_path, old, n
     entry_start = next(i for i, ln in enumerate(target.read_text(encoding="utf-8").splitlines(), 1)
                        if "sgl-project/sglang" in ln and "repositories" in ln)
     assert entry_start <= line <= entry_start + 8  # the entry's own lines
+
+
+def test_every_projects_command_is_shown_whole_and_unredacted():
+    from torchdoctor.triage.comment import MAX_COMMAND_CHARS, code
+
+    for entry in data()["projects"]:
+        assert code(entry["command"], MAX_COMMAND_CHARS) == f"`{entry['command']}`", entry["repositories"]
