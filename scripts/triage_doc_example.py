@@ -20,7 +20,12 @@ EXAMPLES = {
               "KumaTea/pytorch-aarch64#16 (tests/data/cases3/case301)"),
     "template": (REPO / "tests" / "data" / "triage" / "pytorch-83987.json",
                  "pytorch/pytorch#83987 (tests/data/triage/pytorch-83987.json)"),
+    "project": (REPO / "tests" / "data" / "cases3" / "case330.txt",
+                "facebookresearch/detectron2#460 (tests/data/cases3/case330), an issue of a project whose own "
+                "command prints no driver version"),
 }
+REPOSITORY = {"project": "facebookresearch/detectron2"}
+"""The repository an example's plain body is an issue of (as its event would say)."""
 
 
 def rendered(name: str) -> str:
@@ -30,6 +35,8 @@ def rendered(name: str) -> str:
     path, cite = EXAMPLES[name]
     text = path.read_text(encoding="utf-8")
     issue = json.loads(text) if path.suffix == ".json" else text
+    if name in REPOSITORY:
+        issue = {"action": "opened", "repository": {"full_name": REPOSITORY[name]}, "issue": {"body": text}}
     r = triage_issue(issue, labels=load_mapping(str(REPO / "examples" / "triage-labels.yml")))
     labels = ", ".join(f"`{x}`" for x in r["labels"]) or "none"
     return (f"The comment for {cite} (labels with examples/triage-labels.yml: {labels}):\n\n"

@@ -4,7 +4,8 @@ and those labels up to date through the REST API (docs/github-action.md).
 
 - :mod:`.issue` reads the input, bounded; :mod:`.junk` names template text, empty fields, screenshots and cut pastes
   (wordings in rules/data/triage.yaml); :mod:`.core` runs the paste importer and the rules (:func:`triage_issue`);
-  :mod:`.comment` renders the comment safely; :mod:`.labels` reads a repository's label mapping; :mod:`.github`
+  :mod:`.comment` renders the comment safely; :mod:`.labels` reads a repository's label mapping; :mod:`.projects`
+  chooses the command the comment asks for (the mapping's, the project's own, or collect_env); :mod:`.github`
   talks to the REST API (standard library only, explicit timeouts, bounded retries); :mod:`.command` is the click
   command that cli.py registers.
 

@@ -28,7 +28,9 @@ ACTIONS = ("opened", "edited", "reopened")
 @click.option("--dry-run", is_flag=True, help="With --post: print the requests it would send, and send nothing.")
 @click.option("--issue", "issue_number", type=click.IntRange(1, 2**53), metavar="N",
               help="Issue number for --post when the input is a body (default: the event's issue).")
-@click.option("--repository", metavar="OWNER/NAME", help="Default: the event's repository, then GITHUB_REPOSITORY.")
+@click.option("--repository", metavar="OWNER/NAME",
+              help="The issue's repository: the command the comment asks for is its project's (and --post's "
+                   "target). Default: the event's, then (with --post) GITHUB_REPOSITORY.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def triage(event_file, body_file, labels_file, fmt, always_comment, post, dry_run, issue_number, repository,
            debug) -> None:
@@ -69,6 +71,13 @@ def triage(event_file, body_file, labels_file, fmt, always_comment, post, dry_ru
         use_lean()  # the models without pydantic's import and class building (torchdoctor/lean.py)
     from torchdoctor.triage.core import triage_issue
 
+    repo = repository or issue.repository or (os.environ.get("GITHUB_REPOSITORY") if post else None)
+    if repo and repo != issue.repository:  # only looked up in rules/data/triage.yaml's projects, never shown
+        from dataclasses import replace
+
+        from torchdoctor.triage.issue import MAX_FIELD_CHARS
+
+        issue = replace(issue, repository=repo[:MAX_FIELD_CHARS])
     result = triage_issue(issue, labels=mapping, always_comment=True)
     full = result["comment"]
     post_comment = result["says_something"] or always_comment

@@ -24,6 +24,8 @@ MAX_TITLE_CHARS = 400
 MAX_FIX_CHARS = 800
 MAX_SHORT_FIX_CHARS = 400
 """A fix longer than this is shown by its first sentence."""
+MAX_COMMAND_CHARS = 160
+"""The command asked for (a project's, rules/data/triage.yaml, is at most this long; a mapping's at most 120)."""
 _ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
@@ -55,6 +57,10 @@ def code(text: object, limit: int = 120) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _and(words: list) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _plural(n: int, word: str) -> str:
@@ -106,10 +112,15 @@ def render_comment(result: dict) -> str:
     if result["junk_details"]:
         lines.append("")
     if result["missing"]:
-        words = [m["words"] for m in result["missing"]]
-        said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-        lines.append(f"**Not in the issue:** {inline(said)}. Running {code(result['command'])} and pasting its "
-                     "output (as text, in a code block) would say it.")
+        said = _and([m["words"] for m in result["missing"]])
+        also = ""
+        fallback = result.get("command_fallback") or {}
+        words = {m["path"]: m["words"] for m in result["missing"]}
+        unsaid = [words[p] for p in fallback.get("facts", ()) if p in words]
+        if unsaid:  # the project's command does not print all of it
+            also = f" (all but {inline(_and(unsaid))}, which {code(fallback['command'], MAX_COMMAND_CHARS)} states)"
+        lines.append(f"**Not in the issue:** {inline(said)}. Running {code(result['command'], MAX_COMMAND_CHARS)} "
+                     f"and pasting its output (as text, in a code block) would say it{also}.")
         lines.append("")
     lines += ["<details>", "<summary>What torchdoctor read</summary>", ""]
     if result["facts_read"]:

@@ -111,7 +111,9 @@ def triage_issue(issue: Any, *, labels: Optional[dict] = None, always_comment: b
         read = False
         missing = [{"path": i["path"], "words": i["words"]} for i in ask["facts"]]
     junk = find_junk(parsed.body, env_read=bool(facts_read), collect_env=read_as == "collect_env")
-    command = (mapping or {}).get("command") or ask["command"]
+    from torchdoctor.triage.projects import choose_command
+
+    command = choose_command(mapping, parsed.repository, missing)  # mapping > the project's own > ask.command
     result: dict = {
         "verdict": "",
         "comment": "",
@@ -124,7 +126,7 @@ def triage_issue(issue: Any, *, labels: Optional[dict] = None, always_comment: b
                          for j in junk],
         "missing": missing,
         "facts_read": facts_read,
-        "command": command,
+        **command,  # command, command_source, command_fallback
         "notes": notes,
         "issue": {"number": parsed.number, "repository": parsed.repository, "action": parsed.action,
                   "cut": parsed.cut, "size": parsed.size, "pull_request": parsed.pull_request},
