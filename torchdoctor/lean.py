@@ -204,9 +204,9 @@ def _evaluate(text: Any, module: str, owner: type) -> Any:
         return text
     key = (module, text)
     if key not in _EVAL_CACHE:
-        glb = dict(vars(sys.modules[module])) if module in sys.modules else {}
-        glb.setdefault(owner.__name__, owner)
-        _EVAL_CACHE[key] = eval(text, glb)  # noqa: S307 - our own modules' annotations, never user text
+        glb = vars(sys.modules[module]) if module in sys.modules else {}
+        # our own modules' annotations, never user text; the class itself may be named before the module has it
+        _EVAL_CACHE[key] = eval(text, glb, {owner.__name__: owner})  # noqa: S307
     return _EVAL_CACHE[key]
 
 
@@ -306,11 +306,13 @@ def _compile(tp: Any, strict: bool) -> Any:
         kt, vt = typing.get_args(tp) or (Any, Any)
         kc, vc = _converter(kt, strict), _converter(vt, strict)
 
+        str_keys = kt is str
+
         def mapping(value: Any) -> Any:
             if not isinstance(value, dict):
                 return _fail("Input should be a valid dictionary", "dict_type")
-            if kc is _same and vc is _same:
-                return dict(value)
+            if vc is _same and (kc is _same or (str_keys and all(type(k) is str for k in value))):
+                return dict(value)  # dict[str, Any]: the keys checked, the values as they are
             out = {}
             for k, v in value.items():
                 try:
@@ -528,7 +530,8 @@ class _ModelMeta(type):
 
     @property
     def model_fields(cls) -> dict[str, FieldInfo]:
-        _resolve(cls)
+        if not cls.__lean_resolved__:
+            _resolve(cls)
         return cls.__lean_fields__
 
     def _lean_build(cls, data: dict) -> Any:
