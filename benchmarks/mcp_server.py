@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timed import timed  # noqa: E402
 DATA = REPO / "tests" / "data"
 REPORT = DATA / "cases" / "case101.txt"
 
@@ -83,9 +84,10 @@ def cli(reps: int) -> dict:
     for name, argv in rows.items():
         times = []
         for _ in range(reps + 1):
-            t0 = time.perf_counter()
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=True)
-            times.append(time.perf_counter() - t0)
+            wall, _cpu, rc = timed(argv)
+            if rc != 0:
+                raise SystemExit(f"{' '.join(argv)}: exit {rc}")
+            times.append(wall)
         out[name] = statistics.median(times[1:])  # the first run warms the caches
     return out
 

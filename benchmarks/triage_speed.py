@@ -18,34 +18,22 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timed import timed  # noqa: E402
+
 BODY = REPO / "tests" / "data" / "cases3" / "case301.txt"  # KumaTea/pytorch-aarch64#16: a glibc error
 
 
 def _once(cmd: list[str], env: dict) -> tuple[float, float]:
-    """Wall and CPU seconds of one run. The child is reaped by a blocking wait4 (a killer thread bounds it at
-    120 s): subprocess.run(timeout=...) polls with sleeps that grow to 50 ms, which rounded every wall time up to
-    the next poll (0.064 s, 0.164 s, 0.515 s whatever the command did)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    killer = threading.Timer(120, proc.kill)
-    killer.start()
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        killer.cancel()
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
-    return wall, usage.ru_utime + usage.ru_stime
+    wall, cpu, rc = timed(cmd, env)
+    if rc != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {rc}")
+    return wall, cpu
 
 
 def main() -> int:

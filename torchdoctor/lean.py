@@ -414,24 +414,42 @@ def _sequence(origin: Any, args: tuple, strict: bool) -> Any:
     return sequence
 
 
+def _tag(tp: Any) -> str:
+    """The name pydantic gives a union member in an error's location (``Unavailable``, ``str``, ``dict[...]``)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _tag(tp.__origin__)
+    if origin is Literal:
+        return "literal[" + ",".join(repr(a) for a in typing.get_args(tp)) + "]"
+    if origin is not None:
+        return f"{getattr(origin, '__name__', 'union')}[...]"
+    return getattr(tp, "__name__", repr(tp))
+
+
 def _union(args: tuple, strict: bool) -> Any:
-    members = [(_exact(tp), _converter(tp, strict)) for tp in args if tp is not type(None)]
+    real = [tp for tp in args if tp is not type(None)]
+    members = [(_exact(tp), _converter(tp, strict), _tag(tp)) for tp in real]
     optional = type(None) in args
 
     def union(value: Any) -> Any:
         if value is None and optional:
             return None
-        # exact first (what the value already is), then with conversions, left to right
-        for exact, conv in members:
+        # what the value already is first, then each member with conversions, left to right
+        for exact, conv, _ in members:
             if exact(value):
-                return conv(value)
-        problems: list[str] = []
-        for _, conv in members:
+                try:
+                    return conv(value)
+                except _Invalid:
+                    break
+        problems: list[dict] = []
+        for _, conv, tag in members:
             try:
                 return conv(value)
             except _Invalid as exc:
-                problems += [e["msg"] for e in exc.items]
-        return _fail("Input matches none of the allowed types: " + "; ".join(problems[:4]), "union_error")
+                problems += exc.at(tag).items if len(members) > 1 else exc.items
+        exc = _Invalid((), "")
+        exc.items = problems  # each member's errors, under its name (as pydantic reports a union)
+        raise exc
     return union
 
 
