@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
                 report = evaluate_body(text)
                 item = {"triage": triage_issue(text),
                         "report": report.model_dump(mode="json") if report is not None else None,
-                        "facts": load_report(text, "body").model_dump(mode="json")}
+                        "facts": load_report(text, "body").model_dump(mode="json") if text.strip() else None}
         except Exception as exc:  # noqa: BLE001 - compared between backends, never hidden
             item = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}
         out[str(path)] = item

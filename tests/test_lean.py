@@ -264,3 +264,60 @@ def test_hostile_bodies_give_the_same_results_with_either_backend(tmp_path):
             continue
         assert lean_out == pydantic_out, name
     assert "triage" in out["lean"][files[0]] and "@octocat" not in out["lean"][files[0]]["triage"]["comment"]
+
+
+_NASTY = ["9" * 400, "-1", "1e400", "nan", "inf", "\x1b[31mred\x1b[0m", "\u202egpu", "\ud800", "\x00", "{{ 7*7 }}",
+          "@octocat", "</details>", "ghp_" + "C" * 36, "12.\u0661", "True", "None", "", " " * 300, "8.6" * 50]
+
+
+def _mutated_bodies(count: int) -> list[str]:
+    """Real bodies mutated the way pasted text goes wrong (lines dropped, repeated, swapped, cut; values replaced
+    by hostile ones), derandomised: the same bodies every run."""
+    import random
+
+    rng = random.Random(20)
+    data = REPO / "tests" / "data"
+    sources = [p.read_text(encoding="utf-8", errors="replace").splitlines()
+               for d in ("cases", "cases3") for p in sorted((data / d).glob("*.txt"))]
+    out = []
+    for _ in range(count):
+        lines = list(rng.choice(sources))
+        for _ in range(rng.randint(1, 6)):
+            if not lines:
+                break
+            i = rng.randrange(len(lines))
+            kind = rng.randrange(5)
+            if kind == 0:
+                del lines[i]
+            elif kind == 1:
+                lines.insert(i, lines[i])
+            elif kind == 2:
+                j = rng.randrange(len(lines))
+                lines[i], lines[j] = lines[j], lines[i]
+            elif kind == 3 and ":" in lines[i]:
+                lines[i] = lines[i].split(":", 1)[0] + ": " + rng.choice(_NASTY)
+            else:
+                lines = lines[:max(i, 1)]
+        out.append("\n".join(lines).replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8"))
+    return out
+
+
+@pytest.mark.slow
+def test_mutated_real_bodies_give_the_same_results_with_either_backend(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
+    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
+    files = []
+    for i, body in enumerate(_mutated_bodies(160)):
+        path = tmp_path / f"m{i:03d}.txt"
+        path.write_text(body, encoding="utf-8", errors="surrogatepass")
+        files.append(str(path))
+    out = {}
+    for mode in ("pydantic", "lean"):
+        run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
+                             capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+        assert run.returncode == 0, run.stderr[-3000:]
+        out[mode] = json.loads(run.stdout)["out"]
+    differ = [name for name in files if out["lean"][name] != out["pydantic"][name]]
+    assert differ == [], (differ[:3], [out["lean"][d] for d in differ[:1]], [out["pydantic"][d] for d in differ[:1]])
+    assert all("triage" in out["lean"][f] for f in files), [out["lean"][f] for f in files if "triage" not in
+                                                            out["lean"][f]][:2]
