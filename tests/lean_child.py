@@ -2,8 +2,8 @@
 
 Usage: python tests/lean_child.py lean|pydantic FILE...   (JSON on stdout)
 
-A ``.txt`` file is an issue body: its triage result, the whole redacted Report the comment is made from, and the
-facts the paste importer read. A ``.json`` file is an Actions event (its triage) or torchdoctor facts (validated
+A ``.txt`` file is an issue body: its triage result, the whole redacted Report the comment is made from, the
+facts the paste importer read, and what `check --from-report` prints in each format. A ``.json`` file is an Actions event (its triage) or torchdoctor facts (validated
 and dumped). Each item is the output, or ``{"error": "<type>: <message>"}``.
 """
 
@@ -12,6 +12,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+
+def _check_outputs(name: str) -> dict:
+    """What `torchdoctor check --from-report FILE` prints, in each format, and its exit code."""
+    import contextlib
+    import io
+
+    from torchdoctor.cli import main as cli
+
+    out = {}
+    for fmt in ("json", "markdown", "terminal"):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = cli(["check", "--from-report", name, "--format", fmt, "--fail-on", "warning"])
+        out[fmt] = {"stdout": stdout.getvalue(), "stderr": stderr.getvalue(), "exit": code}
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -37,7 +53,7 @@ def main(argv: list[str]) -> int:
                     item = {"facts": Facts.model_validate(data).model_dump(mode="json")}
             else:
                 report = evaluate_body(text)
-                item = {"triage": triage_issue(text),
+                item = {"triage": triage_issue(text), "check": _check_outputs(name),
                         "report": report.model_dump(mode="json") if report is not None else None,
                         "facts": load_report(text, "body").model_dump(mode="json") if text.strip() else None}
         except Exception as exc:  # noqa: BLE001 - compared between backends, never hidden

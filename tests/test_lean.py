@@ -321,3 +321,29 @@ def test_mutated_real_bodies_give_the_same_results_with_either_backend(tmp_path)
     assert differ == [], (differ[:3], [out["lean"][d] for d in differ[:1]], [out["pydantic"][d] for d in differ[:1]])
     assert all("triage" in out["lean"][f] for f in files), [out["lean"][f] for f in files if "triage" not in
                                                             out["lean"][f]][:2]
+
+
+def _backend_of(args: list[str], env: dict) -> str:
+    code = ("import sys\nfrom torchdoctor.cli import main\nrc = main(sys.argv[1:])\nimport torchdoctor.model as m\n"
+            "print('BACKEND', m.backend(), 'pydantic' in sys.modules, rc, file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env,
+                         cwd=REPO)
+    line = [ln for ln in run.stderr.splitlines() if ln.startswith("BACKEND ")]
+    assert line, run.stderr[-2000:]
+    return line[-1][len("BACKEND "):]
+
+
+def test_check_from_report_of_text_uses_the_lean_models_and_a_rule_pack_pydantic(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
+    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
+    report = str(REPO / "tests" / "data" / "cases" / "case101.txt")
+    args = ["check", "--from-report", report, "--format", "json", "--fail-on", "never"]
+    _backend_of(args, env)  # fills the cache (the data tables' models are pydantic's)
+    assert _backend_of(args, env) == "lean False 0"
+    pack = tmp_path / "rules"
+    pack.mkdir()
+    assert _backend_of([*args, "--rules", str(pack)], env).startswith("pydantic True")
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"schema_version": 1, "origin": "json"}), encoding="utf-8")
+    assert _backend_of(["check", "--from-report", str(facts), "--fail-on", "never"], env).startswith("pydantic True")
+    assert _backend_of(args, dict(env, TORCHDOCTOR_LEAN="0")).startswith("pydantic True")

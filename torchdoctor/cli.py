@@ -112,7 +112,7 @@ def rules_options(f):
 # ----------------------------------------------------------------------------------------
 
 def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
-                 timeout: float, debug: bool):
+                 timeout: float, debug: bool, data: Optional[bytes] = None):
     from torchdoctor.facts import Facts
 
     if facts_file and from_report:
@@ -124,7 +124,7 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
     if source:
         from torchdoctor.importers import ReportError, load_report
 
-        data = read_input(source)
+        data = read_input(source) if data is None else data
         try:
             facts = load_report(data, "<stdin>" if source == "-" else source)
         except ReportError as exc:
@@ -138,6 +138,20 @@ def gather_facts(facts_file: Optional[str], from_report: Optional[str], python: 
                        debug=debug)
     facts: Facts = collect(ctx)
     return facts
+
+
+def lean_for_report(source: str) -> bytes:
+    """The report's bytes, read once; a report that is surely text (not facts JSON) is read, judged and rendered with
+    the lean models (torchdoctor/model.py), which the shipped rules alone allow (a user's rule pack is validated by
+    pydantic, whose words its errors are in)."""
+    data = read_input(source)
+    from torchdoctor.sniff import may_be_json
+
+    if not may_be_json(data):
+        from torchdoctor.model import use_lean
+
+        use_lean()
+    return data
 
 
 def prestart(facts_file: Optional[str], from_report: Optional[str], python: Optional[str],
@@ -260,11 +274,12 @@ def check(facts_file, from_report, python, timeout, fail_on, rules_dirs, ignore,
                   fmt=fmt, output=output, debug=debug, all_ranks=debug, other_sources=[facts_file, from_report, python],
                   terminal=lambda: terminal_style(140), emit=lambda t, o: emit(t, o, []), stderr=stderr)
     prestart(facts_file, from_report, python, timeout)
+    data = lean_for_report(from_report) if from_report and not (facts_file or rules_dirs or python) else None
     from torchdoctor.engine import evaluate
     from torchdoctor.report import exit_code
 
     rules = load_all_rules(rules_dirs)
-    facts = gather_facts(facts_file, from_report, python, timeout, debug)
+    facts = gather_facts(facts_file, from_report, python, timeout, debug, data)
     report = evaluate(rules, facts, None, command="check", ignore=ignore)
     report = maybe_redact(report, no_redact)
     emit(render_report(report, fmt, explain=explain), output, [facts_file, from_report])

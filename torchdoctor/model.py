@@ -3,8 +3,9 @@
 facts.py, report.py, rules.py, settings.py and workload.py import ``BaseModel``, ``Field``, ``ConfigDict``,
 ``ValidationError``, ``field_validator``, ``PrivateAttr`` and the strict types from here. A process gets
 pydantic's (JSON schemas, every command) unless it asked for :func:`use_lean` before the first of those names was
-read: ``torchdoctor triage`` does, for a plain-text body (a JSON body is validated by pydantic), because importing
-pydantic and building the model classes costs more than the issue's whole speed budget. Both validate the same
+read: ``torchdoctor triage`` does for a plain-text body, and ``check --from-report`` for a text report with the
+shipped rules (torchdoctor's facts JSON and a user's rule pack are validated by pydantic), because importing pydantic
+and building the model classes cost more than triage's whole speed budget (issue 20). Both validate the same
 declarations; tests/test_lean.py checks they agree.
 
 ``TORCHDOCTOR_LEAN=0`` in the environment turns the lean backend off (pydantic everywhere), for debugging.
