@@ -231,9 +231,9 @@ def registry_digest(registry: Registry) -> str:
     digest = getattr(registry, "_digest", None)
     if digest:
         return digest
-    import hashlib
+    from torchdoctor.rulecache import sha256
 
-    return hashlib.sha256(registry.model_dump_json().encode()).hexdigest()
+    return sha256(registry.model_dump_json().encode()).hexdigest()
 
 
 def load_rule_file(path: Path, registry: Optional[Registry] = None) -> Rule:

@@ -359,8 +359,6 @@ CHECKED_ENTRY = "settings-checked"
 
 @functools.lru_cache(maxsize=4)
 def _load_registry(path: str) -> Registry:
-    import hashlib
-
     from torchdoctor import rulecache
 
     # parsed once, then from the rule cache; the model validates every load. The checks across settings (writers,
@@ -396,7 +394,7 @@ def _load_registry(path: str) -> Registry:
     if not vouched:
         _check_getters_scan(path, text, registry)
         rulecache.store(checked_name, checked_key, True)
-    registry._digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    registry._digest = rulecache.sha256(text.encode("utf-8")).hexdigest()
     return registry
 
 

@@ -7,9 +7,18 @@ Its own module, not the package's __init__: the renderers import it, and the pac
 from __future__ import annotations
 
 import functools
-import html
 import re
 from typing import Any
+
+
+def html_escape(text: str, quote: bool = True) -> str:
+    """``html.escape`` as the standard library writes it, without importing ``html`` (whose ``html.entities``
+    table costs 1.4 ms of a triage)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if quote:
+        text = text.replace('"', "&quot;").replace("'", "&#x27;")
+    return text
+
 
 @functools.lru_cache(maxsize=1)
 def templates():
@@ -32,7 +41,7 @@ def templates():
 def md_text(text: str) -> str:
     """Plain text inside Markdown: HTML-escaped (so a redaction mark such as ``<user>`` stays
     visible instead of becoming an unknown tag), on one line, mentions neutralised."""
-    return no_mentions(html.escape(" ".join(str(text).split()), quote=False))
+    return no_mentions(html_escape(" ".join(str(text).split()), quote=False))
 
 
 def md_cell(text: str) -> str:
@@ -66,7 +75,6 @@ def md_code_cell(code: str) -> str:
     """Code for a Markdown table cell: one line as inline code (:func:`md_code`); several lines
     as ``<code>`` with ``<br>`` between them and their indentation kept (GitHub renders both in a
     cell; a code span would join the lines and break the Python)."""
-    import html
 
     lines = str(code).splitlines() or [""]
     if len(lines) == 1:
@@ -74,7 +82,7 @@ def md_code_cell(code: str) -> str:
     out = []
     for line in lines:
         body = line.lstrip(" ")
-        out.append("&nbsp;" * (len(line) - len(body)) + html.escape(no_mentions(body)).replace("|", "&#124;"))
+        out.append("&nbsp;" * (len(line) - len(body)) + html_escape(no_mentions(body)).replace("|", "&#124;"))
     return "<code>" + "<br>".join(out) + "</code>"
 
 
@@ -127,9 +135,9 @@ def md_prose(text: str) -> str:
     outside them escaped so GitHub shows them rather than eating them as HTML."""
     parts = str(text).split("`")
     for i in range(0, len(parts), 2):  # even parts are outside code spans
-        parts[i] = no_mentions(html.escape(parts[i], quote=False))
+        parts[i] = no_mentions(html_escape(parts[i], quote=False))
     if len(parts) % 2 == 0:  # an unbalanced backtick: leave the tail as text
-        parts[-2:] = [parts[-2] + "`" + no_mentions(html.escape(parts[-1], quote=False))]
+        parts[-2:] = [parts[-2] + "`" + no_mentions(html_escape(parts[-1], quote=False))]
     return "`".join(parts)
 
 

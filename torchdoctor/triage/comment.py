@@ -10,10 +10,9 @@ is assembled from strings, so nothing in a body is ever evaluated."""
 
 from __future__ import annotations
 
-import html
 import re
 
-from torchdoctor.render.text import first_sentence, no_mentions
+from torchdoctor.render.text import first_sentence, html_escape, no_mentions
 
 MARKER = "<!-- torchdoctor-triage -->"
 """The hidden first line of every comment triage writes: how `--post` finds its own comment again."""
@@ -46,7 +45,7 @@ def inline(text: object, limit: int = MAX_TITLE_CHARS) -> str:
         parts = [s.replace("`", "'")]
     for i in range(len(parts)):
         if i % 2 == 0:
-            parts[i] = html.escape(parts[i], quote=False).replace("[", "\\[")
+            parts[i] = html_escape(parts[i], quote=False).replace("[", "\\[")
     return no_mentions("`".join(parts))
 
 
