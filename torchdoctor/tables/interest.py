@@ -5,8 +5,7 @@ subprocess and child-script machinery)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from torchdoctor.tables._load import allow_list
 
@@ -19,8 +18,7 @@ def normalize_name(name: str) -> str:
     return _RUNS.sub("-", name).lower()
 
 
-@dataclass(frozen=True)
-class Interest:
+class Interest(NamedTuple):
     """Normalised distribution names and name prefixes worth recording."""
 
     names: tuple[str, ...]

@@ -73,11 +73,9 @@ def triage(event_file, body_file, labels_file, fmt, always_comment, post, dry_ru
 
     repo = repository or issue.repository or (os.environ.get("GITHUB_REPOSITORY") if post else None)
     if repo and repo != issue.repository:  # only looked up in rules/data/triage.yaml's projects, never shown
-        from dataclasses import replace
-
         from torchdoctor.triage.issue import MAX_FIELD_CHARS
 
-        issue = replace(issue, repository=repo[:MAX_FIELD_CHARS])
+        issue = issue._replace(repository=repo[:MAX_FIELD_CHARS])
     result = triage_issue(issue, labels=mapping, always_comment=True)
     full = result["comment"]
     post_comment = result["says_something"] or always_comment

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from torchdoctor.errors import UserError
 
@@ -25,8 +24,7 @@ class IssueError(UserError):
     """An event, issue JSON or body that cannot be read: one line naming it (exit 2)."""
 
 
-@dataclass(frozen=True)
-class Issue:
+class Issue(NamedTuple):
     body: str
     number: Optional[int] = None
     repository: Optional[str] = None
@@ -86,12 +84,10 @@ def parse_issue(issue: Any, *, cut: bool = False, name: str = "issue") -> Issue:
 
 
 def _with_body(base: Issue, body: str, cut: bool) -> Issue:
-    from dataclasses import replace
-
     size = len(body)
     if size > MAX_BODY_CHARS:
         body, cut = body[:MAX_BODY_CHARS], True
-    return replace(base, body=body, cut=cut, size=size)
+    return base._replace(body=body, cut=cut, size=size)
 
 
 def json_body(body: str) -> bool:

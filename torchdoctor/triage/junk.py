@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 DATA_FILE = "triage"
 MAX_WHAT_CHARS = 60
@@ -22,8 +21,7 @@ _TAGS = re.compile(r"<summary>[^\n]{0,300}?</summary>|</?details>|<!--[^\n]{0,20
                    re.IGNORECASE | re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Junk:
+class Junk(NamedTuple):
     kind: str
     """template | empty | screenshot | cut"""
     what: str

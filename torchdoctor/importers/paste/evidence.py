@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from torchdoctor.importers import collect_env as ce
 from torchdoctor.importers.paste.wording import _of_interest
@@ -37,8 +37,7 @@ _NAMED_VERSION = re.compile(r"^(?:py)?torch[ =-]{0,2}v?(?=\d)", re.IGNORECASE)
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
     value: Any
     line: int
     how: str

@@ -15,8 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from torchdoctor import tables
 from torchdoctor.importers.paste.evidence import MAX_LINE_CHARS, MAX_LINES
@@ -35,8 +34,7 @@ _SPACE = re.compile(r"\s+")
 _PLACEHOLDER = re.compile(r"\{([a-z_]{1,40})\}")
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
     id: str
     needle: str
     regex: Optional[Any]  # re.Pattern or wording.LazyPattern
@@ -48,8 +46,7 @@ class _Entry:
     superseded_by: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One known message found: its entry, the paste's lines, what its pattern read."""
 
     entry: _Entry

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from torchdoctor import tables
 from torchdoctor.importers import collect_env as ce
@@ -161,8 +160,7 @@ def _compile(regex: Any, where: str, known: Optional[dict] = None, used: Optiona
     return compiled
 
 
-@dataclass(frozen=True)
-class _Message:
+class _Message(NamedTuple):
     id: str
     needle: str
     regex: Any  # re.Pattern or LazyPattern
@@ -170,8 +168,7 @@ class _Message:
     start: Optional[str]  # where the quoted message starts ("from")
 
 
-@dataclass(frozen=True)
-class _PathPattern:
+class _PathPattern(NamedTuple):
     id: str
     needle: str
     regex: Any  # re.Pattern or LazyPattern
@@ -179,8 +176,7 @@ class _PathPattern:
     context: tuple[str, ...]  # one of these must be on the line too (empty: no condition)
 
 
-@dataclass(frozen=True)
-class _Patterns:
+class _Patterns(NamedTuple):
     labels: dict[str, str]
     scoped: dict[tuple[str, str], str]
     sections: dict[str, str]
