@@ -207,17 +207,21 @@ def test_real_inputs_give_the_same_triage_report_and_facts_with_either_backend(t
     files = _inputs()
     assert len(files) > 200
     out = {}
-    for mode in ("pydantic", "lean"):  # pydantic first: the lean run reads a warm cache, as a second run does
+    # pydantic first: the lean run reads a warm cache, as a second run does; and once more with every message
+    # rendered by jinja2 (not from the cache's plain data, torchdoctor/sandbox_ir.py)
+    for label, mode, extra in (("pydantic", "pydantic", {}), ("lean", "lean", {}),
+                               ("jinja2", "pydantic", {"TORCHDOCTOR_MESSAGE_IR": "0"})):
         run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
-                             capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+                             capture_output=True, text=True, timeout=600, env={**env, **extra}, cwd=REPO)
         assert run.returncode == 0, run.stderr[-3000:]
-        out[mode] = json.loads(run.stdout)
+        out[label] = json.loads(run.stdout)
     assert out["lean"]["backend"] == "lean" and not out["lean"]["pydantic_imported"]
     assert out["pydantic"]["backend"] == "pydantic"
     errors = [k for k, v in out["pydantic"]["out"].items() if "error" in v]
     assert errors == [], errors[:5]
     for name in files:
         assert out["lean"]["out"][name] == out["pydantic"]["out"][name], name
+        assert out["jinja2"]["out"][name] == out["pydantic"]["out"][name], name
 
 
 def _hostile_bodies() -> dict[str, str]:
@@ -312,12 +316,13 @@ def test_mutated_real_bodies_give_the_same_results_with_either_backend(tmp_path)
         path.write_text(body, encoding="utf-8", errors="surrogatepass")
         files.append(str(path))
     out = {}
-    for mode in ("pydantic", "lean"):
+    for label, mode, extra in (("pydantic", "pydantic", {}), ("lean", "lean", {}),
+                               ("jinja2", "pydantic", {"TORCHDOCTOR_MESSAGE_IR": "0"})):
         run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
-                             capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+                             capture_output=True, text=True, timeout=600, env={**env, **extra}, cwd=REPO)
         assert run.returncode == 0, run.stderr[-3000:]
-        out[mode] = json.loads(run.stdout)["out"]
-    differ = [name for name in files if out["lean"][name] != out["pydantic"][name]]
+        out[label] = json.loads(run.stdout)["out"]
+    differ = [name for name in files if not out["lean"][name] == out["pydantic"][name] == out["jinja2"][name]]
     assert differ == [], (differ[:3], [out["lean"][d] for d in differ[:1]], [out["pydantic"][d] for d in differ[:1]])
     assert all("triage" in out["lean"][f] for f in files), [out["lean"][f] for f in files if "triage" not in
                                                             out["lean"][f]][:2]

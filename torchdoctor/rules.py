@@ -205,6 +205,9 @@ def _load_texts(paths: Sequence[Path], texts: Sequence[str], registry: Registry,
         if len(paths) > 1:
             rulecache.store(name, key, [raw for _, raw in parsed])
             rulecache.store(core, key, [_core(raw) for _, raw in parsed])
+            from torchdoctor import sandbox_ir
+
+            sandbox_ir.store()  # the checked messages as plain data (rendered without jinja2 next time)
     if len(_MEMO) >= 16:
         _MEMO.clear()
     _MEMO[(key, examples)] = rules

@@ -390,8 +390,12 @@ def global_names() -> frozenset:
 def check_message(source: str, names: Collection[str]) -> Any:
     """Raise :class:`TemplateProblem` if ``source`` is not an acceptable rule message;
     ``names`` are the names the engine passes to messages (facts namespaces, functions).
-    Returns the parsed jinja2 tree."""
-    return _parse_checked(source, frozenset(names))
+    Returns the parsed jinja2 tree (and records its plain-data form for :mod:`torchdoctor.sandbox_ir`)."""
+    tree = _parse_checked(source, frozenset(names))
+    from torchdoctor import sandbox_ir
+
+    sandbox_ir.remember(source, tree)
+    return tree
 
 
 def _parse_checked(source: str, names: frozenset) -> Any:
@@ -478,6 +482,18 @@ def _compiled(source: str, names: frozenset) -> Any:
 def render(source: str, context: dict, functions: dict) -> str:
     """Render a message in the sandbox. ``context`` holds every name the message may read;
     ``functions`` (a subset of it) are the only plain callables it may call."""
+    from torchdoctor import sandbox_ir
+
+    ir = sandbox_ir.lookup(source)
+    if ir is not None:  # a checked message, rendered without jinja2 where that is sure to give jinja2's text
+        allowed = {id(f) for f in functions.values()}
+        token = _BUDGET.set(_Budget(allowed))
+        try:
+            return sandbox_ir.render(ir, context, allowed)
+        except sandbox_ir.Fallback:
+            pass
+        finally:
+            _BUDGET.reset(token)
     template = _compiled(source, frozenset(context))
     allowed = {id(f) for f in functions.values()} | {id(_range), id(_namespace_class())}
     token = _BUDGET.set(_Budget(allowed))

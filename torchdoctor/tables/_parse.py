@@ -3,8 +3,9 @@ words. Each gives ``None`` for input it cannot read (never a guess, never an exc
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from packaging.version import Version
 
@@ -13,6 +14,22 @@ CC = tuple  # (major, minor)
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,6})([a-z]?)$")
 
 
+def _memo(func: Callable) -> Callable:
+    """A parser memoised on its (hashable) argument, by type too (``True`` is not ``1``): the rules of one run
+    parse the same few values thousands of times. Bounded; an unhashable argument is parsed as it comes."""
+    cached = functools.lru_cache(maxsize=4096, typed=True)(func)
+
+    @functools.wraps(func)
+    def parse(value: Any) -> Any:
+        try:
+            return cached(value)
+        except TypeError:  # unhashable (a list): the parsers themselves never raise
+            return func(value)
+
+    return parse
+
+
+@_memo
 def _cc(value: Any) -> Optional[CC]:
     """(major, minor) from 8.6, "8.6", (8, 6), "sm_86"; None otherwise."""
     if value is None or isinstance(value, bool):
@@ -41,6 +58,7 @@ def _as_float(cc: CC) -> float:
     return float(f"{cc[0]}.{cc[1]}")
 
 
+@_memo
 def _version(value: Any) -> Optional[Version]:
     """Release part of a version (2.7.0+cu128 -> 2.7.0, 2.10.0.dev2025 -> 2.10.0); None if unreadable."""
     if value is None:
@@ -58,6 +76,7 @@ def _local(value: Any) -> Optional[str]:
         return None
 
 
+@_memo
 def _cuda(value: Any) -> Optional[str]:
     """Toolkit major.minor from "12.8", "12.8.1", "cu128", "cu92", "V12.8.93"; None otherwise."""
     if value is None:
