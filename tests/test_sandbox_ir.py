@@ -91,7 +91,7 @@ def test_small_templates_render_as_jinja2_renders_them(source, context, expected
     assert ir is not None
     token = sandbox._BUDGET.set(sandbox._Budget(set()))
     try:
-        got = sandbox_ir.render(ir, context, set())
+        got = sandbox_ir.render(ir, context, set(), sandbox)
     finally:
         sandbox._BUDGET.reset(token)
     monkeypatch.setenv("TORCHDOCTOR_MESSAGE_IR", "0")
@@ -115,7 +115,7 @@ def test_what_it_is_not_sure_of_is_left_to_jinja2(source, context):
     token = sandbox._BUDGET.set(sandbox._Budget(set()))
     try:
         with pytest.raises(sandbox_ir.Fallback):
-            sandbox_ir.render(ir, context, set())
+            sandbox_ir.render(ir, context, set(), sandbox)
     finally:
         sandbox._BUDGET.reset(token)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any, Collection, Iterable, Optional
@@ -489,7 +490,7 @@ def render(source: str, context: dict, functions: dict) -> str:
         allowed = {id(f) for f in functions.values()}
         token = _BUDGET.set(_Budget(allowed))
         try:
-            return sandbox_ir.render(ir, context, allowed)
+            return sandbox_ir.render(ir, context, allowed, sys.modules[__name__])
         except sandbox_ir.Fallback:
             pass
         finally:

@@ -258,9 +258,7 @@ def _safe_range(*args: Any) -> range:
 
 
 class _Render:
-    def __init__(self, context: dict, allowed: set):
-        from torchdoctor import sandbox
-
+    def __init__(self, context: dict, allowed: set, sandbox: Any):
         self.sb = sandbox
         self.globals = {"range": _safe_range, "namespace": _Namespace}
         self.allowed = allowed | {id(_safe_range), id(_Namespace)}
@@ -620,12 +618,11 @@ class _Undefined:
 _UNDEFINED = _Undefined()
 
 
-def render(ir: list, context: dict, allowed: set) -> str:
-    """The message's text as jinja2 renders it, cut at the sandbox's MAX_OUTPUT; :class:`Fallback` where that is
-    not certain. Called inside the sandbox's budget (``sandbox.render``)."""
-    from torchdoctor import sandbox
-
-    state = _Render(context, allowed)
+def render(ir: list, context: dict, allowed: set, sandbox: Any) -> str:
+    """The message's text as jinja2 renders it, or :class:`Fallback` where that is not certain (longer than the
+    sandbox's MAX_OUTPUT included). Called by ``sandbox.render`` inside its budget, with that module itself as
+    ``sandbox`` (its budgets and checks; passed in, so that this module does not import it)."""
+    state = _Render(context, allowed, sandbox)
     try:
         state.run(ir)
     except Fallback:
