@@ -258,3 +258,32 @@ def test_the_settings_checks_run_until_these_bytes_passed_them(cache, tmp_path):
         with pytest.raises(RuleFileError, match="zz_no_writer.*needs `python` or `values`"):
             settings.load_registry(path)
     settings._load_registry.cache_clear()
+
+
+def _rglob_rule_files(directory: Path) -> list[Path]:
+    """What rules.rule_files gave before it read the tree with os.scandir."""
+    out = []
+    for path in sorted(directory.rglob("*.yaml")):
+        rel = path.relative_to(directory).parts
+        if len(rel) >= 2 and rel[0] not in rules.NON_RULE_DIRS:
+            out.append(path)
+    return out
+
+
+def test_rule_files_are_what_rglob_gives_in_its_order(tmp_path):
+    assert rules.rule_files(default_rules_dir()) == _rglob_rule_files(default_rules_dir())
+    tree = tmp_path / "r"
+    for rel in ("settings.yaml", "a/x.yaml", "a/b/y.yaml", "a-b/z.yaml", "a.b/w.yaml", "data/t.yaml", "lint/l.yaml",
+                "c/data/v.yaml", "c/notes.txt", "c/.hidden.yaml", "Z/u.yaml"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("id: x\n")
+    (tree / "linked").symlink_to(tree / "a", target_is_directory=True)  # rglob does not walk into it
+    assert rules.rule_files(tree) == _rglob_rule_files(tree)
+    assert [p.relative_to(tree).as_posix() for p in rules.rule_files(tree)][:3] == ["Z/u.yaml", "a/b/y.yaml",
+                                                                                     "a/x.yaml"]
+
+
+def test_the_settings_digest_is_the_registrys_own(cache):
+    from torchdoctor import settings
+
+    assert settings.settings_digest() == settings.load_registry()._digest

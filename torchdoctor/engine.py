@@ -30,7 +30,7 @@ from torchdoctor.report import (
 )
 from torchdoctor.rules import ITEM, PRECEDENCE_RANK, Expr, Rule
 from torchdoctor.safeio import clip
-from torchdoctor.settings import Registry, load_registry
+from torchdoctor.settings import LazyRegistry, Registry
 from torchdoctor.vocabulary import (  # noqa: F401 - re-exported: rules and tests name them here
     BASE_FUNCTIONS,
     JOB_FUNCTIONS,
@@ -470,7 +470,7 @@ def evaluate(
 ) -> Report:
     """Findings, skipped rules and the plan. Without ``job`` the rules over a job are left
     out (not evaluated, not counted); with it only those are evaluated (is_job_rule)."""
-    registry = registry or load_registry()
+    registry = registry or LazyRegistry()
     ignored = set(ignore)
     findings: list[Finding] = []
     skipped: list[Skipped] = []

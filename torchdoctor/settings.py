@@ -353,6 +353,29 @@ def load_registry(path: Optional[Path] = None) -> Registry:
     return _load_registry(str(path or default_rules_dir() / "settings.yaml"))
 
 
+@functools.lru_cache(maxsize=4)
+def settings_digest(path: Optional[str] = None) -> str:
+    """``load_registry(path)._digest`` without building the registry: the SHA-256 of the file's text (the rule
+    cache's key needs only this)."""
+    from torchdoctor import rulecache
+
+    text = yamlio.read_text(path or str(default_rules_dir() / "settings.yaml"), RuleFileError, what="settings file")
+    return rulecache.sha256(text.encode("utf-8")).hexdigest()
+
+
+class LazyRegistry:
+    """The shipped registry, built when first used: a check whose findings recommend nothing never needs it."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(load_registry(), name)
+
+    def __getitem__(self, key: str) -> Setting:
+        return load_registry()[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in load_registry()
+
+
 CHECKED_ENTRY = "settings-checked"
 """The rule cache's entry (one per settings file) saying these bytes passed every check of :func:`_load_registry`."""
 
