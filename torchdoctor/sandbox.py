@@ -24,7 +24,8 @@ Three layers, each enough for what it covers:
 
 A violation raises :class:`TemplateProblem` (or jinja's ``SecurityError``); the engine turns
 both into a :class:`~torchdoctor.errors.RuleFileError` naming the rule file and line (exit 2).
-jinja2 is imported only when a message is checked or rendered.
+jinja2 is imported only when a message is checked, or rendered without the plain-data form of its checked tree
+that :mod:`torchdoctor.sandbox_ir` keeps in the rule cache (and interprets with these same budgets and rules).
 """
 
 from __future__ import annotations
