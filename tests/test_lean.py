@@ -352,3 +352,15 @@ def test_check_from_report_of_text_uses_the_lean_models_and_a_rule_pack_pydantic
     facts.write_text(json.dumps({"schema_version": 1, "origin": "json"}), encoding="utf-8")
     assert _backend_of(["check", "--from-report", str(facts), "--fail-on", "never"], env).startswith("pydantic True")
     assert _backend_of(args, dict(env, TORCHDOCTOR_LEAN="0")).startswith("pydantic True")
+
+
+@pytest.mark.parametrize("text, json_like", [
+    ('{"facts": {}}', True), ('\ufeff  {"a": 1}', True), ("x\x00y", True), (b"\xff\xfe{\x00", True),
+    ("[1/90] Processing: test_000000\nTraceback", False),  # cases3/case321: a log line, text
+    ("[pip3] numpy==1.26.4", False), ("[1, 2, 3]", False),  # an array is refused without models
+    ("PyTorch version: 2.4.0", False), (b"Collecting environment information...", False),
+])
+def test_only_an_object_is_read_with_pydantics_models(text, json_like):
+    from torchdoctor.sniff import may_be_json
+
+    assert may_be_json(text) is json_like

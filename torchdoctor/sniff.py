@@ -11,9 +11,11 @@ _WHITE = "\ufeff \t\r\n\f\v"
 
 
 def may_be_json(data: Union[str, bytes, bytearray, memoryview]) -> bool:
+    """Only an object (``{``) is read as facts, with models; a JSON array is refused without them, and any other
+    ``[`` (``[1/90] Processing``, ``[pip3] numpy``) is text."""
     if isinstance(data, str):
-        return data.lstrip(_WHITE)[:1] in ("{", "[") or "\x00" in data
+        return data.lstrip(_WHITE)[:1] == "{" or "\x00" in data
     head = bytes(data[:65536])
     if b"\x00" in head or head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
-    return head.decode("utf-8", errors="replace").lstrip(_WHITE)[:1] in ("{", "[")
+    return head.decode("utf-8", errors="replace").lstrip(_WHITE)[:1] == "{"

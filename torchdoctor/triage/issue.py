@@ -92,7 +92,7 @@ def _with_body(base: Issue, body: str, cut: bool) -> Issue:
 
 def json_body(body: str) -> bool:
     """True when the paste importer may read ``body`` as torchdoctor JSON facts (its first character, after a byte
-    order mark and white space, is ``{`` or ``[``) or may decode it other than as UTF-8 (a NUL in it: see
+    order mark and white space, is ``{``) or may decode it other than as UTF-8 (a NUL in it: see
     torchdoctor.importers._decode). Such a body is read with pydantic's models, never the lean ones."""
     from torchdoctor.sniff import may_be_json
 
