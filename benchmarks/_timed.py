@@ -7,16 +7,26 @@ rounded every wall time up to the next poll (0.064 s, 0.164 s, 0.515 s, whatever
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 import time
 
 
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:  # it ended as the timer fired
+        pass
+
+
 def timed(cmd: list[str], env: dict | None = None, timeout: float = 120, cwd: str | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds (user + system), exit code) of one run; output discarded."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    killer = threading.Timer(timeout, proc.kill)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+                            start_new_session=True)
+    # past the timeout the child's whole process group goes (nothing it started outlives the run)
+    killer = threading.Timer(timeout, _kill_group, (proc.pid,))
     killer.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)

@@ -200,21 +200,29 @@ def _inputs() -> list[str]:
     return [str(p) for p in bodies + events + facts]
 
 
-@pytest.mark.slow
-def test_real_inputs_give_the_same_triage_report_and_facts_with_either_backend(tmp_path):
+RUNS = (("pydantic", "pydantic", {}), ("lean", "lean", {}), ("jinja2", "pydantic", {"TORCHDOCTOR_MESSAGE_IR": "0"}))
+"""pydantic first: the lean run reads a warm cache, as a second run does; and once more with every message
+rendered by jinja2 (not from the cache's plain data, torchdoctor/sandbox_ir.py)."""
+
+
+def _children(files: list[str], tmp_path: Path, runs: tuple = RUNS) -> dict:
+    """label -> what tests/lean_child.py printed for ``files``, one child per run, sharing one rule cache."""
     env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
     env[rulecache.ENV_DIR] = str(tmp_path / "cache")
-    files = _inputs()
-    assert len(files) > 200
     out = {}
-    # pydantic first: the lean run reads a warm cache, as a second run does; and once more with every message
-    # rendered by jinja2 (not from the cache's plain data, torchdoctor/sandbox_ir.py)
-    for label, mode, extra in (("pydantic", "pydantic", {}), ("lean", "lean", {}),
-                               ("jinja2", "pydantic", {"TORCHDOCTOR_MESSAGE_IR": "0"})):
+    for label, mode, extra in runs:
         run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
                              capture_output=True, text=True, timeout=600, env={**env, **extra}, cwd=REPO)
         assert run.returncode == 0, run.stderr[-3000:]
         out[label] = json.loads(run.stdout)
+    return out
+
+
+@pytest.mark.slow
+def test_real_inputs_give_the_same_triage_report_and_facts_with_either_backend(tmp_path):
+    files = _inputs()
+    assert len(files) > 200
+    out = _children(files, tmp_path)
     assert out["lean"]["backend"] == "lean" and not out["lean"]["pydantic_imported"]
     assert out["pydantic"]["backend"] == "pydantic"
     errors = [k for k, v in out["pydantic"]["out"].items() if "error" in v]
@@ -246,19 +254,12 @@ def _hostile_bodies() -> dict[str, str]:
 
 @pytest.mark.slow
 def test_hostile_bodies_give_the_same_results_with_either_backend(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
-    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
     files = []
     for name, body in _hostile_bodies().items():
         path = tmp_path / name.replace(".json", ".body")  # every one read as an issue body, JSON-like or not
         path.write_text(body, encoding="utf-8")
         files.append(str(path))
-    out = {}
-    for mode in ("pydantic", "lean"):
-        run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
-                             capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
-        assert run.returncode == 0, run.stderr[-3000:]
-        out[mode] = json.loads(run.stdout)["out"]
+    out = {k: v["out"] for k, v in _children(files, tmp_path, RUNS[:2]).items()}
     for name in files:
         lean_out, pydantic_out = out["lean"][name], out["pydantic"][name]
         if name.endswith(".body") and "error" in pydantic_out:
@@ -308,20 +309,12 @@ def _mutated_bodies(count: int) -> list[str]:
 
 @pytest.mark.slow
 def test_mutated_real_bodies_give_the_same_results_with_either_backend(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in (rulecache.ENV_DISABLE, "TORCHDOCTOR_LEAN")}
-    env[rulecache.ENV_DIR] = str(tmp_path / "cache")
     files = []
     for i, body in enumerate(_mutated_bodies(160)):
         path = tmp_path / f"m{i:03d}.txt"
         path.write_text(body, encoding="utf-8", errors="surrogatepass")
         files.append(str(path))
-    out = {}
-    for label, mode, extra in (("pydantic", "pydantic", {}), ("lean", "lean", {}),
-                               ("jinja2", "pydantic", {"TORCHDOCTOR_MESSAGE_IR": "0"})):
-        run = subprocess.run([sys.executable, str(REPO / "tests" / "lean_child.py"), mode, *files],
-                             capture_output=True, text=True, timeout=600, env={**env, **extra}, cwd=REPO)
-        assert run.returncode == 0, run.stderr[-3000:]
-        out[label] = json.loads(run.stdout)["out"]
+    out = {k: v["out"] for k, v in _children(files, tmp_path).items()}
     differ = [name for name in files if not out["lean"][name] == out["pydantic"][name] == out["jinja2"][name]]
     assert differ == [], (differ[:3], [out["lean"][d] for d in differ[:1]], [out["pydantic"][d] for d in differ[:1]])
     assert all("triage" in out["lean"][f] for f in files), [out["lean"][f] for f in files if "triage" not in

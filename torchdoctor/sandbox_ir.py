@@ -450,15 +450,9 @@ class _Render:
                             if isinstance(owner, cls)), ())
             if owner is None or name not in methods or name == "replace" or isinstance(owner, type):
                 raise Fallback()
-        if func is sum or func is _Namespace:
-            if func is sum:
-                raise Fallback()
-            return _Namespace(**kwargs) if not args else self._fail()
+        if func is sum or (func is _Namespace and args):  # sum's checks and a positional namespace: jinja2's
+            raise Fallback()
         return self.sb._out(func(*args, **kwargs))
-
-    @staticmethod
-    def _fail() -> Any:
-        raise Fallback()
 
     def compare(self, node: list) -> bool:
         left = self.expr(node[1])
